@@ -1,0 +1,144 @@
+"""The audit log: one JSON object per line, redacted before it is written.
+
+Lines are appended with one ``write`` each under a lock and flushed at once, so concurrent flows
+never interleave or lose a line and a crash loses nothing already logged.  Raw bytes that are not
+UTF-8 appear as ``\\udcXX`` escapes (Python's ``surrogateescape``), exactly as the edits count them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+import urllib.parse
+from collections.abc import Iterable
+from typing import Any, NamedTuple
+
+MASK = "***"
+
+# Query parameters whose values are secrets (compared case-insensitively, after %-decoding).
+DEFAULT_REDACT: tuple[str, ...] = (
+    "password",
+    "passwd",
+    "pass",
+    "token",
+    "access_token",
+    "refresh_token",
+    "id_token",
+    "api_key",
+    "apikey",
+    "key",
+    "secret",
+    "client_secret",
+    "session",
+    "sid",
+    "sig",
+    "signature",
+    "auth",
+    "code",
+    "X-Amz-Signature",
+    "X-Amz-Credential",
+    "X-Amz-Security-Token",
+    "X-Goog-Signature",
+    "X-Goog-Credential",
+    "Key-Pair-Id",
+)
+
+# A query parameter: name up to "=", value up to the next separator.  Used on the logged text
+# only, to find values to mask; it never decides what is sent upstream.
+_PARAM = re.compile(r"(?:(?<=[?&;])|^)(?P<name>[^=&;#?]+)=(?P<value>[^&;#]*)")
+# RFC 3986 §3.2.1: "user:password@" — the password is masked whatever the redact list says.
+_USERINFO = re.compile(r"^(?P<head>[A-Za-z][A-Za-z0-9+.\-]*://[^/?#@:]*):(?P<pw>[^/?#@]*)@")
+
+
+class Redactor(NamedTuple):
+    """Masks the values of ``names`` (lower-case) in logged targets and edits."""
+
+    names: frozenset[str]
+
+    @classmethod
+    def of(cls, names: Iterable[str]) -> Redactor:
+        return cls(frozenset(n.strip().lower() for n in names if n.strip()))
+
+    def _secret(self, name: str) -> bool:
+        return urllib.parse.unquote(name).lower() in self.names
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """Offsets of every secret in ``text``: masked parameter values and userinfo passwords."""
+        query_at = text.find("?")
+        found = []
+        if query_at >= 0:
+            for m in _PARAM.finditer(text, query_at + 1):
+                if self._secret(m.group("name")) and m.group("value"):
+                    found.append(m.span("value"))
+        m = _USERINFO.match(text)
+        if m:
+            found.append(m.span("pw"))
+        return found
+
+    def text(self, text: str, *, is_query: bool = False) -> str:
+        """``text`` (a target, or a bare query when ``is_query``) with every secret masked."""
+        if is_query:
+            return self.text("?" + text)[1:]
+        spans = self.spans(text)
+        for start, end in sorted(spans, reverse=True):
+            text = text[:start] + MASK + text[end:]
+        return text
+
+    def record(self, record: dict[str, Any]) -> dict[str, Any]:
+        """A copy of an audit ``record`` with secrets masked in targets and edits."""
+        before, after = record.get("before", ""), record.get("after", "")
+        secret_spans = self.spans(before)
+        out = dict(record)
+        out["before"] = self.text(before)
+        out["after"] = self.text(after)
+        edits = []
+        for edit in record.get("edits", ()):
+            edit = dict(edit)
+            component = edit.get("component")
+            if component == "userinfo":
+                edit["before"] = edit["after"] = MASK
+            elif component == "query":
+                overlaps = any(
+                    edit["start"] < end and start < edit["end"] for start, end in secret_spans
+                )
+                if overlaps and "=" not in edit["before"]:
+                    # A character edit inside a secret value: the characters are the secret.
+                    edit["before"] = edit["after"] = MASK
+                else:
+                    # A structural edit shows the whole query: mask it like a target.
+                    edit["before"] = self.text(edit["before"], is_query=True)
+                    edit["after"] = self.text(edit["after"], is_query=True)
+            edits.append(edit)
+        out["edits"] = edits
+        return out
+
+
+class AuditLog:
+    """An append-only JSON Lines file.  ``write`` never raises: it returns False on failure."""
+
+    def __init__(self, path: str, redactor: Redactor) -> None:
+        self.path = path
+        self.redactor = redactor
+        self._lock = threading.Lock()
+        # Opened here so that an unwritable path fails at start-up (configure), not per request.
+        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+
+    def write(self, record: dict[str, Any]) -> None:
+        """Append one record as one line.  Raises `OSError` when the line could not be written."""
+        line = json.dumps(self.redactor.record(record), separators=(",", ":")) + "\n"
+        data = line.encode("ascii")
+        with self._lock:
+            if self._fd is None:
+                raise OSError(f"audit log {self.path} is closed")
+            view = memoryview(data)
+            while view:
+                n = os.write(self._fd, view)
+                view = view[n:]
+
+    def close(self) -> None:
+        with self._lock:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
