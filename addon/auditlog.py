@@ -72,9 +72,9 @@ class Redactor(NamedTuple):
             for m in _PARAM.finditer(text, query_at + 1):
                 if self._secret(m.group("name")) and m.group("value"):
                     found.append(m.span("value"))
-        m = _USERINFO.match(text)
-        if m:
-            found.append(m.span("pw"))
+        userinfo = _USERINFO.match(text)
+        if userinfo:
+            found.append(userinfo.span("pw"))
         return found
 
     def text(self, text: str, *, is_query: bool = False) -> str:
@@ -88,11 +88,11 @@ class Redactor(NamedTuple):
 
     def record(self, record: dict[str, Any]) -> dict[str, Any]:
         """A copy of an audit ``record`` with secrets masked in targets and edits."""
-        before, after = record.get("before", ""), record.get("after", "")
+        before, after = record.get("before") or "", record.get("after")
         secret_spans = self.spans(before)
         out = dict(record)
         out["before"] = self.text(before)
-        out["after"] = self.text(after)
+        out["after"] = None if after is None else self.text(after)
         edits = []
         for edit in record.get("edits", ()):
             edit = dict(edit)

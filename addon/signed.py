@@ -35,9 +35,7 @@ SIGNATURES: tuple[Signature, ...] = (
 SIGNED_AUTHORIZATION: tuple[str, ...] = ("aws4-hmac-sha256", "goog4-hmac-sha256")
 
 
-def detect_signature(
-    query_names: Iterable[str], headers: Mapping[str, str]
-) -> str | None:
+def detect_signature(query_names: Iterable[str], headers: Mapping[str, str]) -> str | None:
     """The name of the signature scheme that covers this request's target, or ``None``."""
     names = {n.lower() for n in query_names}
     for sig in SIGNATURES:

@@ -1,8 +1,8 @@
 """urlsan.core — the RFC 3986 canonicalizer: split first, then rewrite, and record every rewrite.
 
-    >>> from urlsan.core import canonicalize
-    >>> canonicalize("HTTP://Example.COM:80/%7euser/./a/../b%2fc?q=%41 b").url
-    'http://example.com/~user/b%2Fc?q=A%20b'
+>>> from urlsan.core import canonicalize
+>>> canonicalize("HTTP://Example.COM:80/%7euser/./a/../b%2fc?q=%41 b").url
+'http://example.com/~user/b%2Fc?q=A%20b'
 """
 
 from urlsan.core.canonical import canonicalize

@@ -3,7 +3,7 @@
 The order (docs/rules.md):
   scheme     lowercase-scheme
   userinfo   character rules
-  host       idna-host, character rules, lowercase-host, strip-host-dot, numeric-host
+  host       idna-host, lowercase-host, character rules, strip-host-dot, numeric-host
   port       drop-empty-port, strip-port-zeros, drop-default-port
   path       backslash-as-slash, character rules (+ decode/reject-escaped-slash), merge-slashes,
              remove-dot-segments, empty-path, dot-prefix
@@ -21,28 +21,20 @@ from functools import lru_cache
 from urlsan.core import findings as detect
 from urlsan.core import rules
 from urlsan.core.policy import DEFAULT_POLICY, DEFAULT_PORTS, Policy
-from urlsan.core.result import Finding, Result
-from urlsan.core.split import FORMS, Parts, Span, split
+from urlsan.core.result import Result
+from urlsan.core.split import FORMS, Parts, split
 
-_PCHAR = r"A-Za-z0-9\-._~!$&'()*+,;=:@"
+_COMPONENTS = ("userinfo", "host", "path", "query", "fragment")
 
 
-@lru_cache(maxsize=32)
-def _fast_paths(policy_rules: frozenset[str]) -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """Patterns that only match targets no rule of the policy would touch or report on.
-
-    Absolute http(s)/ws(s) URLs with a lowercase DNS name, no port, no userinfo, no escape, and
-    origin-form targets; a "/." anywhere sends the target down the full path (dot segments).
-    """
-    path = f"[{_PCHAR}/]*" if "merge-slashes" not in policy_rules else f"(?:/?[{_PCHAR}]+)*/?"
-    query = f"(?:\\?[{_PCHAR}/?]*)?"
-    if policy_rules & {"drop-params", "sort-query", "drop-empty-query"}:
-        query = ""
-    fragment = "" if "strip-fragment" in policy_rules else f"(?:#[{_PCHAR}/?]*)?"
-    host = r"(?:[a-z0-9\-]+\.)*[a-z][a-z0-9\-]*"
-    absolute = re.compile(f"(?:https?|wss?)://{host}/{path}{query}{fragment}")
-    origin = re.compile(f"/(?!/){path}{query}{fragment}")
-    return absolute, origin
+@lru_cache(maxsize=16)
+def _scanners(unreserved_2396: bool, slash: str, lower_host: bool) -> dict[str, rules.Scanner]:
+    return {
+        c: rules.scanner(
+            c, unreserved_2396, slash if c == "path" else "keep", lower_host and c == "host"
+        )
+        for c in _COMPONENTS
+    }
 
 
 def canonicalize(
@@ -57,53 +49,54 @@ def canonicalize(
     """
     if not isinstance(target, str):
         target = bytes(target).decode("utf-8", "surrogateescape")
+    if "/." not in target:
+        if (form == "auto" or form == "absolute") and policy.fast_absolute(target):
+            return Result(target, target)
+        if (form == "auto" or form == "origin") and policy.fast_origin(target):
+            return Result(target, target)
     if form not in FORMS:
         raise ValueError(f"unknown form {form!r}; choose one of {', '.join(FORMS)}")
-
-    if "/." not in target:
-        absolute, origin = _fast_paths(policy.rules)
-        if form in ("auto", "absolute") and absolute.fullmatch(target):
-            return Result(target, target)
-        if form in ("auto", "origin") and origin.fullmatch(target):
-            return Result(target, target)
-
     return _Canonicalizer(policy, target).run(split(target, form))
 
 
 class _Canonicalizer:
-    __slots__ = ("edits", "findings", "on", "policy", "slash", "target")
+    """One canonicalization: the policy's switches, and the edits and findings recorded."""
+
+    __slots__ = ("edits", "findings", "on", "policy", "scan", "target")
 
     def __init__(self, policy: Policy, target: str) -> None:
         self.policy = policy
-        self.on = policy.rules.__contains__
+        self.on = on = policy.rules.__contains__
         self.target = target
         self.edits = rules.Edits(policy.strict)
-        self.findings: list[Finding] = []
-        if self.on("reject-escaped-slash"):
-            self.slash = "reject"
-        elif self.on("decode-escaped-slash"):
-            self.slash = "decode-all" if self.on("backslash-as-slash") else "decode"
+        self.findings = detect.Findings()
+        if on("reject-escaped-slash"):
+            slash = "reject"
+        elif on("decode-escaped-slash"):
+            slash = "decode-all" if on("backslash-as-slash") else "decode"
         else:
-            self.slash = "keep"
+            slash = "keep"
+        self.scan = _scanners(policy.unreserved_2396, slash, on("lowercase-host"))
 
-    def chars(self, component: str, span: Span, text: str) -> str:
-        scanner = rules.scanner(component, self.policy.unreserved_2396,
-                                self.slash if component == "path" else "keep")
-        return scanner.scan(text, span.start, self.edits)
+    def chars(self, component: str, text: str, start: int) -> str:
+        return self.scan[component].scan(text, start, self.edits)
 
-    def structural(self, rule: str, component: str, span: Span, before: str, after: str) -> None:
-        assert span.text is not None
-        self.edits.add(rule, component, span.start, span.start + len(span.text), before, after)
+    def structural(
+        self, rule: str, component: str, start: int, raw: str, before: str, after: str
+    ) -> None:
+        """Record a rule that rewrote a whole component (raw: its text in the input)."""
+        self.edits.add(rule, component, start, start + len(raw), before, after)
 
     def run(self, parts: Parts) -> Result:
         if parts.form == "asterisk":
             return Result(self.target, self.target)
-        scheme = self.scheme(parts.scheme)
-        out: list[str] = [scheme + ":"] if scheme is not None else []
-        if parts.has_authority:
-            userinfo = self.userinfo(parts.userinfo)
-            host = self.host(parts.host)
-            port = self.port(parts.port, scheme, parts.form)
+        scheme = self.scheme(*parts.scheme)
+        out: list[str] = [scheme, ":"] if scheme is not None else []
+        has_authority = parts.host[0] is not None
+        if has_authority:
+            userinfo = self.userinfo(*parts.userinfo)
+            host = self.host(*parts.host)
+            port = self.port(*parts.port, scheme, parts.form)
             if parts.form != "authority":
                 out.append("//")
             if userinfo is not None:
@@ -111,164 +104,195 @@ class _Canonicalizer:
             out.append(host)
             if port is not None:
                 out += (":", port)
-        out.append(self.path(parts, scheme))
-        query = self.query(parts.query)
+        out.append(self.path(*parts.path, parts.form, scheme, has_authority))
+        query = self.query(*parts.query)
         if query is not None:
             out += ("?", query)
-        fragment = self.fragment(parts.fragment)
+        fragment = self.fragment(*parts.fragment)
         if fragment is not None:
             out += ("#", fragment)
         url = "".join(out)
-        return Result(self.target, url, self.edits.freeze(), tuple(self.findings))
+        return Result(self.target, url, self.edits.freeze(), self.findings.freeze())
 
     # --- components, in output order
 
-    def scheme(self, span: Span) -> str | None:
-        if span.text is None or not self.on("lowercase-scheme"):
-            return span.text
-        return rules.lowercase_scheme(span.text, span.start, self.edits)
+    def scheme(self, text: str | None, start: int) -> str | None:
+        if text is None or not self.on("lowercase-scheme"):
+            return text
+        return rules.lowercase_scheme(text, start, self.edits)
 
-    def userinfo(self, span: Span) -> str | None:
-        if span.text is None:
+    def userinfo(self, text: str | None, start: int) -> str | None:
+        if text is None:
             return None
-        detect.userinfo(span.text, span.start, self.findings)
-        detect.escapes(span.text, "userinfo", span.start, self.findings)
-        return self.chars("userinfo", span, span.text)
+        detect.userinfo(text, start, self.findings)
+        detect.escapes(text, "userinfo", start, self.findings)
+        return self.chars("userinfo", text, start)
 
-    def host(self, span: Span) -> str:
-        text = span.text or ""
-        if text.startswith("[") and rules.is_ip_literal(text):
-            return rules.lowercase_host(text, span.start, self.edits) if self.on(
-                "lowercase-host") else text
+    def host(self, text: str | None, start: int) -> str:
+        raw = text = text or ""
+        on = self.on
+        if text[:1] == "[" and rules.is_ip_literal(text):
+            return rules.lowercase_host(text, start, self.edits) if on("lowercase-host") else text
         if not text.isascii():
-            a_label = rules.idna_host(text) if self.on("idna-host") else None
-            if a_label is None and self.on("idna-host"):
-                self.findings.append(Finding("invalid-idn", "host", span.start, text))
-            elif a_label is not None:
-                self.edits.repair("idna-host", "host", span.start, "non-ASCII host")
-                self.edits.add("idna-host", "host", span.start, span.start + len(text), text,
-                               a_label)
+            a_label = rules.idna_host(text) if on("idna-host") else None
+            if a_label is not None:
+                self.edits.repair("idna-host", "host", start, "non-ASCII host")
+                self.structural("idna-host", "host", start, raw, text, a_label)
                 text = a_label
-        text = self.chars("host", span, text)
-        if self.on("lowercase-host"):
-            text = rules.lowercase_host(text, span.start, self.edits)
-        if self.on("strip-host-dot") and len(text) > 1 and text.endswith("."):
-            self.structural("strip-host-dot", "host", span, text, text[:-1])
-            text = text[:-1]
+            elif on("idna-host"):
+                self.findings.add("invalid-idn", "host", start, text)
+        # lowercase-host before the character rules, so that its edits are the input's own
+        # characters; the host's scanner then decodes "%41" straight to "a".
+        if on("lowercase-host"):
+            text = rules.lowercase_host(text, start, self.edits)
+        text = self.chars("host", text, start)
+        if on("strip-host-dot") and text[-1:] == "." and text.rstrip("."):
+            # Every trailing dot ("h.." too), or the result would strip again: idempotence.
+            self.structural("strip-host-dot", "host", start, raw, text, text.rstrip("."))
+            text = text.rstrip(".")
         if rules.ends_in_number(text):
             dotted = rules.parse_ipv4(text)
             if dotted is not None and dotted != text:
-                self.findings.append(Finding("numeric-host", "host", span.start, text))
-                if self.on("numeric-host"):
-                    self.structural("numeric-host", "host", span, text, dotted)
+                self.findings.add("numeric-host", "host", start, text)
+                if on("numeric-host"):
+                    self.structural("numeric-host", "host", start, raw, text, dotted)
                     text = dotted
         return text
 
-    def port(self, span: Span, scheme: str | None, form: str) -> str | None:
-        port = span.text
+    def port(self, port: str | None, start: int, scheme: str | None, form: str) -> str | None:
         if port is None:
             return None
-        edits = self.edits
+        raw = port
         if port == "":
             if not self.on("drop-empty-port") or form == "authority":
                 return port
-            edits.add("drop-empty-port", "port", span.start - 1, span.start, ":", "")
+            self.edits.add("drop-empty-port", "port", start - 1, start, ":", "")
             return None
         if self.on("strip-port-zeros") and len(port) > 1 and port[0] == "0":
             stripped = port.lstrip("0") or "0"
-            self.structural("strip-port-zeros", "port", span, port, stripped)
+            self.structural("strip-port-zeros", "port", start, raw, port, stripped)
             port = stripped
-        if (self.on("drop-default-port") and form != "authority" and scheme is not None
-                and DEFAULT_PORTS.get(scheme) == port):
-            edits.add("drop-default-port", "port", span.start - 1,
-                      span.start + len(span.text or ""), ":" + port, "")
+        if (
+            self.on("drop-default-port")
+            and form != "authority"
+            and scheme is not None
+            and DEFAULT_PORTS.get(scheme) == port
+        ):
+            self.edits.add("drop-default-port", "port", start - 1, start + len(raw), ":" + port, "")
             return None
         return port
 
-    def path(self, parts: Parts, scheme: str | None) -> str:
-        span = parts.path
-        text = span.text or ""
+    def path(
+        self, text: str | None, start: int, form: str, scheme: str | None, has_authority: bool
+    ) -> str:
+        raw = text = text or ""
         on = self.on
-        relative = scheme is None and not parts.has_authority and not text.startswith("/")
-        if parts.form == "origin":
-            relative = False
-        detect.path(text, span.start, not relative, self.findings)
-        detect.escapes(text, "path", span.start, self.findings)
+        edits = self.edits
+        relative = form != "origin" and scheme is None and not has_authority and text[:1] != "/"
+        detect.path(text, start, not relative, self.findings)
+        detect.escapes(text, "path", start, self.findings)
         if on("backslash-as-slash") and "\\" in text:
             for m in re.finditer(r"\\+", text):
-                self.edits.add("backslash-as-slash", "path", span.start + m.start(),
-                               span.start + m.end(), m.group(), "/" * len(m.group()))
+                edits.add(
+                    "backslash-as-slash",
+                    "path",
+                    start + m.start(),
+                    start + m.end(),
+                    m.group(),
+                    "/" * len(m.group()),
+                )
             text = text.replace("\\", "/")
-        text = self.chars("path", span, text)
+            # WHATWG reads a relative "\\a" as the absolute path "/a"; so do we, under this rule.
+            relative = relative and text[:1] != "/"
+        text = self.chars("path", text, start)
         if on("merge-slashes") and "//" in text:
             merged = rules.merge_slashes(text)
-            self.structural("merge-slashes", "path", span, text, merged)
+            self.structural("merge-slashes", "path", start, raw, text, merged)
             text = merged
+        if on("empty-path") and form == "origin" and text[:1] != "/":
+            # RFC 9112 §3.2.1: origin-form is an absolute-path; "" is sent as "/".  Before the
+            # dot segments, so that "." is resolved as the "/." it is sent as.
+            self.structural("empty-path", "path", start, raw, text, "/" + text)
+            text = "/" + text
+        dots = False
         if on("remove-dot-segments") and rules.has_dot_segments(text):
             if relative:
                 resolved = rules.remove_dot_segments_relative(text)
-            elif text.startswith("/"):
+            elif text[:1] == "/":
                 resolved = rules.remove_dot_segments(text)[0]
             else:
                 resolved = text  # a rootless path (mailto:, urn:) is not hierarchical: left as is
-            if resolved != text:
-                self.structural("remove-dot-segments", "path", span, text, resolved)
+            # "./a:b" and "/.//a" are already resolved: their dot segment is the guard below.
+            if (
+                resolved != text
+                and self._guard(resolved, relative, form, has_authority, True) + resolved != text
+            ):
+                self.structural("remove-dot-segments", "path", start, raw, text, resolved)
                 text = resolved
-        if on("empty-path"):
-            if parts.form == "origin" and not text.startswith("/"):
-                self.structural("empty-path", "path", span, text, "/" + text)
-                text = "/" + text
-            elif (text == "" and parts.has_authority and parts.form != "authority"
-                  and (scheme is None or scheme in DEFAULT_PORTS)):
-                self.edits.add("empty-path", "path", span.start, span.start, "", "/")
-                text = "/"
-        return self._dot_prefix(text, span, relative, parts)
-
-    def _dot_prefix(self, text: str, span: Span, relative: bool, parts: Parts) -> str:
-        # RFC 3986 §4.2 and §5.2.4's note: the result must not read as another kind of reference.
-        guard = ""
-        if relative and (":" in text.partition("/")[0] or text.startswith("//")):
-            guard = "./"  # "a:b" would read as a scheme, "//a" as an authority
-        elif (not parts.has_authority and parts.form != "origin" and text.startswith("//")):
-            guard = "/."  # "/.//a": "//a" would read as an authority
+                dots = True
+        if (
+            on("empty-path")
+            and text == ""
+            and has_authority
+            and form != "authority"
+            and (scheme is None or scheme in DEFAULT_PORTS)
+        ):
+            edits.add("empty-path", "path", start, start, "", "/")
+            text = "/"
+        guard = self._guard(text, relative, form, has_authority, dots)
         if guard:
-            self.edits.repair("dot-prefix", "path", span.start, "path reads as another part")
-            self.edits.add("dot-prefix", "path", span.start, span.start, "", guard)
-        return guard + text
+            # A repair only when the input's own path needed the guard ("1a:b" is no valid
+            # relative-ref); a guard that normalizing made necessary keeps a valid input valid.
+            if self._guard(raw, relative, form, has_authority, False):
+                edits.repair("dot-prefix", "path", start, "path reads as another part of a URI")
+            edits.add("dot-prefix", "path", start, start, "", guard)
+            text = guard + text
+        return text
 
-    def query(self, span: Span) -> str | None:
-        text = span.text
+    def _guard(self, path: str, relative: bool, form: str, has_authority: bool, dots: bool) -> str:
+        """RFC 3986 §4.2 and §5.2.4: the dot segment a path needs so as not to read as another
+        kind of reference.  Origin-form "//a" is a path (RFC 9112 §3.2.1); only one that dot
+        removal produced gets the guard, so that the result also reads as a path in auto form."""
+        if not self.on("dot-prefix"):
+            return ""
+        if relative and (":" in path.partition("/")[0] or path[:1] == "/"):
+            return "./"  # "a:b" would read as a scheme, "/a" as an absolute path, "//a" authority
+        if not has_authority and path[:2] == "//" and (form != "origin" or dots):
+            return "/."  # "/.//a": "//a" would read as an authority
+        return ""
+
+    def query(self, text: str | None, start: int) -> str | None:
         if text is None:
             return None
+        raw = text
         on = self.on
-        detect.escapes(text, "query", span.start, self.findings)
-        text = self.chars("query", span, text)
+        detect.escapes(text, "query", start, self.findings)
+        text = self.chars("query", text, start)
         if on("drop-params") and text:
-            kept = [p for p in text.split("&") if not self.policy.drops_param(rules.query_name(p))]
-            new = "&".join(kept)
-            if new != text:
-                self.structural("drop-params", "query", span, text, new)
-                if not new:
+            drops = self.policy.drops_param
+            kept = "&".join(p for p in text.split("&") if not drops(rules.query_name(p)))
+            if kept != text:
+                self.structural("drop-params", "query", start, raw, text, kept)
+                if not kept:
                     return None  # nothing of the query is left, not even an empty one
-                text = new
+                text = kept
         if on("sort-query") and "&" in text:
-            pairs = text.split("&")
-            ordered = "&".join(sorted(pairs, key=rules.query_name))
+            ordered = "&".join(sorted(text.split("&"), key=rules.query_name))
             if ordered != text:
-                self.structural("sort-query", "query", span, text, ordered)
+                self.structural("sort-query", "query", start, raw, text, ordered)
                 text = ordered
         if on("drop-empty-query") and text == "":
-            self.edits.add("drop-empty-query", "query", span.start - 1, span.start, "?", "")
+            self.edits.add("drop-empty-query", "query", start - 1, start, "?", "")
             return None
         return text
 
-    def fragment(self, span: Span) -> str | None:
-        text = span.text
+    def fragment(self, text: str | None, start: int) -> str | None:
         if text is None:
             return None
         if self.on("strip-fragment"):
-            self.edits.add("strip-fragment", "fragment", span.start - 1, span.start + len(text),
-                           "#" + text, "")
+            self.edits.add(
+                "strip-fragment", "fragment", start - 1, start + len(text), "#" + text, ""
+            )
             return None
-        detect.escapes(text, "fragment", span.start, self.findings)
-        return self.chars("fragment", span, text)
+        detect.escapes(text, "fragment", start, self.findings)
+        return self.chars("fragment", text, start)

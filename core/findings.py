@@ -7,19 +7,22 @@ it appears in audit logs and docs/rules.md.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from urlsan.core.result import Finding
 
 # Escape sequences that classic attacks hide behind (see docs/security.md).
 _ESCAPE_TRICKS = re.compile(
-    r"(?P<double_encoding>%25[0-9A-Fa-f]{2})"  # decodes to another escape: a second decoder bites
-    r"|(?P<percent_u>%[uU][0-9A-Fa-f]{4})"  # IIS's non-standard %uXXXX
-    r"|(?P<nul_escape>%00)"
-    r"|(?P<crlf_escape>%0[DdAa])"  # header injection / response splitting
+    r"%(?:"  # a literal first character lets the regex engine skip to each "%"
+    r"(?P<double_encoding>25[0-9A-Fa-f]{2})"  # decodes to another escape: a second decoder bites
+    r"|(?P<percent_u>[uU][0-9A-Fa-f]{4})"  # IIS's non-standard %uXXXX
+    r"|(?P<nul_escape>00)"
+    r"|(?P<crlf_escape>0[DdAa])"  # header injection / response splitting
     # Overlong UTF-8 (RFC 3629 §10): C0/C1 lead bytes, E0 80-9F, F0 80-8F.
-    r"|(?P<overlong_utf8>%[Cc][01]%[89ABab][0-9A-Fa-f]|%[Ee]0%[89][0-9A-Fa-f]|%[Ff]0%8[0-9A-Fa-f]"
-    r"|[\udcc0\udcc1][\udc80-\udcbf])"
+    r"|(?P<overlong_utf8>[Cc][01]%[89ABab][0-9A-Fa-f]|[Ee]0%[89][0-9A-Fa-f]|[Ff]0%8[0-9A-Fa-f])"
+    r")"
 )
+_RAW_OVERLONG = re.compile("[\udcc0\udcc1][\udc80-\udcbf]")  # the same, as raw bytes
 _ESCAPED_SLASH = re.compile(r"%(?:2[Ff]|5[Cc])")
 _DOT_ESCAPES = re.compile(r"%2[Ee]")
 
@@ -41,22 +44,46 @@ FINDING_NAMES: tuple[str, ...] = (
 )
 
 
-def escapes(text: str, component: str, start: int, out: list[Finding]) -> None:
+class Findings:
+    """Collects findings, one per rule and component: the first occurrence and a count.
+
+    A megabyte of "../" is one finding counted 333,333 times, not 333,333 objects.
+    """
+
+    __slots__ = ("seen",)
+
+    def __init__(self) -> None:
+        self.seen: dict[tuple[str, str], list[Any]] = {}
+
+    def add(self, rule: str, component: str, offset: int, detail: str) -> None:
+        item = self.seen.get((rule, component))
+        if item is None:
+            self.seen[(rule, component)] = [offset, detail, 1]
+        else:
+            item[2] += 1
+
+    def freeze(self) -> tuple[Finding, ...]:
+        return tuple(Finding(r, c, o, d, n) for (r, c), (o, d, n) in self.seen.items())
+
+
+def escapes(text: str, component: str, start: int, out: Findings) -> None:
     """Escape tricks anywhere in userinfo, path, query or fragment."""
-    if "%" not in text and not any(0xDCC0 <= ord(c) <= 0xDCC1 for c in text):
-        return
-    for m in _ESCAPE_TRICKS.finditer(text):
-        name = (m.lastgroup or "").replace("_", "-")
-        out.append(Finding(name, component, start + m.start(), m.group()))
+    if "%" in text:
+        for m in _ESCAPE_TRICKS.finditer(text):
+            name = (m.lastgroup or "").replace("_", "-")
+            out.add(name, component, start + m.start(), m.group())
+    if "\udcc0" in text or "\udcc1" in text:
+        for m in _RAW_OVERLONG.finditer(text):
+            out.add("overlong-utf8", component, start + m.start(), m.group())
 
 
-def path(text: str, start: int, absolute: bool, out: list[Finding]) -> None:
+def path(text: str, start: int, absolute: bool, out: Findings) -> None:
     """Traversal-shaped paths: dot segments, raw or encoded, "..;", escaped and raw backslashes."""
     if "%" in text:
         for m in _ESCAPED_SLASH.finditer(text):
-            out.append(Finding("escaped-slash", "path", start + m.start(), m.group()))
+            out.add("escaped-slash", "path", start + m.start(), m.group())
     if "\\" in text:
-        out.append(Finding("backslash", "path", start + text.index("\\"), "\\"))
+        out.add("backslash", "path", start + text.index("\\"), "\\")
     if "." not in text and "%2" not in text:
         return
     depth = 0
@@ -67,19 +94,19 @@ def path(text: str, start: int, absolute: bool, out: list[Finding]) -> None:
         param = seg.partition(";")[0] if ";" in seg else None
         if seg in (".", ".."):
             name = "dot-segment" if raw == seg else "encoded-dot-segment"
-            out.append(Finding(name, "path", offset, raw))
+            out.add(name, "path", offset, raw)
             if seg == ".." and absolute and i > 0:
                 if depth == 0:
-                    out.append(Finding("dot-segment-above-root", "path", offset, raw))
+                    out.add("dot-segment-above-root", "path", offset, raw)
                 else:
                     depth -= 1
         elif param in (".", ".."):
             # Tomcat and others strip ";params" after splitting: "/..;/" climbs a level there.
-            out.append(Finding("path-parameter-dotdot", "path", offset, raw))
+            out.add("path-parameter-dotdot", "path", offset, raw)
         elif i > 0:
             depth += 1  # RFC 3986 §5.2.4 counts empty segments too
         offset += len(raw) + 1
 
 
-def userinfo(text: str, start: int, out: list[Finding]) -> None:
-    out.append(Finding("userinfo", "userinfo", start, "password" if ":" in text else "user"))
+def userinfo(text: str, start: int, out: Findings) -> None:
+    out.add("userinfo", "userinfo", start, "password" if ":" in text else "user")

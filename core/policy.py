@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
+
+from urlsan.core.fastpath import fast_patterns
 
 
 class Rule(NamedTuple):
@@ -20,15 +23,23 @@ class Rule(NamedTuple):
 
 RULES: tuple[Rule, ...] = (
     # Whole-target rules.
-    Rule("strip-fragment", "RFC 3986 §3.5, RFC 9110 §7.1", True,
-         "drop the fragment: it is never sent to a server"),
+    Rule(
+        "strip-fragment",
+        "RFC 3986 §3.5, RFC 9110 §7.1",
+        True,
+        "drop the fragment: it is never sent to a server",
+    ),
     Rule("lowercase-scheme", "RFC 3986 §3.1, §6.2.2.1", False, "HTTP → http"),
     # Authority.
     Rule("idna-host", "RFC 3986 §3.2.2, UTS 46", False, "non-ASCII host → IDNA A-label"),
     Rule("lowercase-host", "RFC 3986 §3.2.2, §6.2.2.1", False, "Example.COM → example.com"),
     Rule("strip-host-dot", "RFC 1034 §3.1", True, "example.com. → example.com"),
-    Rule("numeric-host", "WHATWG URL §4.4 (IPv4 parser)", True,
-         "0x7f.1, 0177.0.0.1, 2130706433 → 127.0.0.1"),
+    Rule(
+        "numeric-host",
+        "WHATWG URL §4.4 (IPv4 parser)",
+        True,
+        "0x7f.1, 0177.0.0.1, 2130706433 → 127.0.0.1",
+    ),
     Rule("drop-empty-port", "RFC 3986 §3.2.3, §6.2.3", False, "host: → host"),
     Rule("strip-port-zeros", "RFC 3986 §3.2.3, §6.2.3", False, ":0080 → :80"),
     Rule("drop-default-port", "RFC 3986 §6.2.3", False, "http://h:80/ → http://h/"),
@@ -36,24 +47,45 @@ RULES: tuple[Rule, ...] = (
     Rule("decode-unreserved", "RFC 3986 §2.3, §6.2.2.2", False, "%7e → ~, %41 → A"),
     Rule("uppercase-escape", "RFC 3986 §2.1, §6.2.2.1", False, "%2f → %2F"),
     Rule("encode-stray-percent", "RFC 3986 §2.4", False, "a % that starts no escape → %25"),
-    Rule("encode-unsafe", "RFC 3986 §2, Appendix A; RFC 2396 §2.4.3", False,
-         'controls, space, "<>, {}|\\^`, [] and other delimiters not allowed here → %XX'),
-    Rule("encode-non-ascii", "RFC 3986 §2.5, RFC 3987 §3.1", False,
-         "non-ASCII → its UTF-8 bytes (a raw byte as itself), percent-encoded"),
+    Rule(
+        "encode-unsafe",
+        "RFC 3986 §2, Appendix A; RFC 2396 §2.4.3",
+        False,
+        'controls, space, "<>, {}|\\^`, [] and other delimiters not allowed here → %XX',
+    ),
+    Rule(
+        "encode-non-ascii",
+        "RFC 3986 §2.5, RFC 3987 §3.1",
+        False,
+        "non-ASCII → its UTF-8 bytes (a raw byte as itself), percent-encoded",
+    ),
     # Path.
     Rule("backslash-as-slash", "WHATWG URL §4.4 (special schemes)", True, "\\ → /"),
     Rule("decode-escaped-slash", "RFC 3986 §2.2", True, "%2F → / in the path"),
-    Rule("reject-escaped-slash", "RFC 3986 §2.2", True,
-         "%2F or %5C in the path raises InvalidTarget"),
+    Rule(
+        "reject-escaped-slash", "RFC 3986 §2.2", True, "%2F or %5C in the path raises InvalidTarget"
+    ),
     Rule("merge-slashes", "(none: nginx merge_slashes)", True, "//a///b → /a/b"),
     Rule("remove-dot-segments", "RFC 3986 §5.2.4, §6.2.2.3", False, "/a/./b/../c → /a/c"),
-    Rule("empty-path", "RFC 3986 §6.2.3; RFC 9112 §3.2.1", False,
-         "http://h → http://h/; an origin-form target gains its leading /"),
-    Rule("dot-prefix", "RFC 3986 §4.2, §5.2.4", False,
-         "a relative path whose first segment has ':' gains './'; '//a' without authority, '/.'"),
+    Rule(
+        "empty-path",
+        "RFC 3986 §6.2.3; RFC 9112 §3.2.1",
+        False,
+        "http://h → http://h/; an origin-form target gains its leading /",
+    ),
+    Rule(
+        "dot-prefix",
+        "RFC 3986 §4.2, §5.2.4",
+        False,
+        "a relative path whose first segment has ':' gains './'; '//a' without authority, '/.'",
+    ),
     # Query.
-    Rule("drop-params", "(none: tracking parameters)", True,
-         "drop query parameters whose name matches a pattern (utm_*, fbclid…)"),
+    Rule(
+        "drop-params",
+        "(none: tracking parameters)",
+        True,
+        "drop query parameters whose name matches a pattern (utm_*, fbclid…)",
+    ),
     Rule("sort-query", "(none)", True, "sort query parameters by name, stably"),
     Rule("drop-empty-query", "RFC 3986 §6.2.3 (not equivalent in general)", True, "/a? → /a"),
 )
@@ -65,7 +97,16 @@ _MEANING_KEPT = frozenset(r.name for r in RULES if not r.lossy)
 
 # Tracking parameters a crawler drops before deduplicating (shell-style patterns on the name).
 DEFAULT_DROP_PARAMS: tuple[str, ...] = (
-    "utm_*", "fbclid", "gclid", "dclid", "msclkid", "mc_cid", "mc_eid", "_ga", "yclid", "igshid",
+    "utm_*",
+    "fbclid",
+    "gclid",
+    "dclid",
+    "msclkid",
+    "mc_cid",
+    "mc_eid",
+    "_ga",
+    "yclid",
+    "igshid",
 )
 
 PROFILES: dict[str, frozenset[str]] = {
@@ -74,8 +115,14 @@ PROFILES: dict[str, frozenset[str]] = {
     "rfc2396": _MEANING_KEPT,
     "strict": _MEANING_KEPT,
     "crawler": _MEANING_KEPT
-    | {"strip-fragment", "strip-host-dot", "numeric-host", "drop-params", "sort-query",
-       "drop-empty-query"},
+    | {
+        "strip-fragment",
+        "strip-host-dot",
+        "numeric-host",
+        "drop-params",
+        "sort-query",
+        "drop-empty-query",
+    },
 }
 
 DEFAULT_PORTS: dict[str, str] = {"http": "80", "https": "443", "ws": "80", "wss": "443"}
@@ -97,6 +144,9 @@ class Policy:
     unreserved_2396: bool = False
     drop_params: tuple[str, ...] = DEFAULT_DROP_PARAMS
     _drop_re: re.Pattern[str] = field(init=False, repr=False, compare=False)
+    # fullmatch of the fast-path patterns (see fastpath.py): bound once, called per target.
+    fast_absolute: Callable[[str], object] = field(init=False, repr=False, compare=False)
+    fast_origin: Callable[[str], object] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         unknown = set(self.rules) - set(RULE_NAMES)
@@ -106,18 +156,22 @@ class Policy:
             raise ValueError("decode-escaped-slash and reject-escaped-slash exclude each other")
         pattern = "|".join(fnmatch.translate(p) for p in self.drop_params) or r"(?!)"
         object.__setattr__(self, "_drop_re", re.compile(pattern))
+        absolute, origin = fast_patterns(self.rules)
+        object.__setattr__(self, "fast_absolute", absolute.fullmatch)
+        object.__setattr__(self, "fast_origin", origin.fullmatch)
 
     @classmethod
     def profile(cls, name: str) -> Policy:
-        """One of the named profiles: ``rfc3986`` (default), ``rfc2396``, ``crawler``, ``strict``."""
+        """A named profile: ``rfc3986`` (default), ``rfc2396``, ``crawler`` or ``strict``."""
         try:
             rules = PROFILES[name]
         except KeyError:
             raise ValueError(
                 f"unknown profile {name!r}; choose one of {', '.join(PROFILES)}"
             ) from None
-        return cls(rules=rules, name=name, strict=name == "strict",
-                   unreserved_2396=name == "rfc2396")
+        return cls(
+            rules=rules, name=name, strict=name == "strict", unreserved_2396=name == "rfc2396"
+        )
 
     def with_rules(self, spec: str) -> Policy:
         """Switch rules on and off: ``"+merge-slashes,-remove-dot-segments"``.
@@ -135,8 +189,10 @@ class Policy:
             else:
                 rules.add(name)
                 # The two escaped-slash actions exclude each other: the later one wins.
-                other = {"decode-escaped-slash": "reject-escaped-slash",
-                         "reject-escaped-slash": "decode-escaped-slash"}.get(name)
+                other = {
+                    "decode-escaped-slash": "reject-escaped-slash",
+                    "reject-escaped-slash": "decode-escaped-slash",
+                }.get(name)
                 rules.discard(other or "")
         return replace(self, rules=frozenset(rules))
 

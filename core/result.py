@@ -1,19 +1,22 @@
-"""The immutable values `canonicalize` returns or raises."""
+"""The immutable values `canonicalize` returns or raises.
+
+`Edit`, `Finding` and `Result` are NamedTuples rather than frozen dataclasses: they are built on
+the proxy's hot path, and a tuple is built in a third of the time while being just as immutable.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 
-@dataclass(frozen=True, slots=True)
-class Edit:
+class Edit(NamedTuple):
     """One rewrite: ``rule`` changed ``before`` into ``after`` in ``component``.
 
     ``start``/``end`` are offsets into the input (a ``bytes`` input counts in its
-    ``decode("utf-8", "surrogateescape")`` form).  Character rules (escapes, case) cover exactly the
-    characters they touched; structural rules (dot segments, ports, query order) cover the whole
-    component, and ``before``/``after`` show the component as that rule saw and left it.
+    ``decode("utf-8", "surrogateescape")`` form).  Character rules (escapes, case) cover exactly
+    the characters they touched, and adjacent edits of one rule merge into one.  Structural rules
+    (dot segments, ports, query order) cover the whole component, and ``before``/``after`` show
+    the component as that rule saw and left it.
     """
 
     rule: str
@@ -24,36 +27,27 @@ class Edit:
     after: str
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "rule": self.rule,
-            "component": self.component,
-            "start": self.start,
-            "end": self.end,
-            "before": self.before,
-            "after": self.after,
-        }
+        return self._asdict()
 
 
-@dataclass(frozen=True, slots=True)
-class Finding:
-    """A security-relevant fact about the input that is not a rewrite (see docs/rules.md)."""
+class Finding(NamedTuple):
+    """A security-relevant fact about the input that is not a rewrite (docs/rules.md).
+
+    One finding per rule and component: ``offset`` and ``detail`` describe the first occurrence,
+    ``occurrences`` says how many there were.
+    """
 
     rule: str
     component: str
     offset: int
     detail: str = ""
+    occurrences: int = 1
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "rule": self.rule,
-            "component": self.component,
-            "offset": self.offset,
-            "detail": self.detail,
-        }
+        return self._asdict()
 
 
-@dataclass(frozen=True, slots=True)
-class Result:
+class Result(NamedTuple):
     """The canonical ``url`` of ``input``, every rewrite that produced it, and the findings."""
 
     input: str
@@ -69,16 +63,16 @@ class Result:
         return {
             "input": self.input,
             "url": self.url,
-            "edits": [e.as_dict() for e in self.edits],
-            "findings": [f.as_dict() for f in self.findings],
+            "edits": [e._asdict() for e in self.edits],
+            "findings": [f._asdict() for f in self.findings],
         }
 
 
 class InvalidTarget(ValueError):
     """The input is not a valid URI-reference and the policy does not repair it.
 
-    Raised only by strict policies and by opt-in rejecting rules (``reject-escaped-slash``).
-    Carries the HTTP status a proxy should answer with, as h11's errors do.
+    Raised only by strict policies and by the opt-in ``reject-escaped-slash``.  Carries the HTTP
+    status a proxy should answer with, as h11's errors do.
     """
 
     status_hint = 400
@@ -89,3 +83,6 @@ class InvalidTarget(ValueError):
         self.component = component
         self.offset = offset
         self.message = message
+
+    def __reduce__(self) -> tuple[Any, ...]:  # picklable across --jobs worker processes
+        return (type(self), (self.rule, self.component, self.offset, self.message))

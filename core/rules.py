@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import string
 from functools import lru_cache
 
 import idna
-
 from urlsan.core import charsets
 from urlsan.core.result import Edit, InvalidTarget
 
@@ -19,24 +19,28 @@ _HEX = "0123456789ABCDEF"
 
 
 class Edits:
-    """Collects edits; adjacent edits of one rule in one component merge into one."""
+    """Collects edits; adjacent edits of one rule in one component merge into one.
+
+    Merged texts are kept as lists and joined once in `freeze`, so a million adjacent rewrites
+    cost linear time.
+    """
 
     __slots__ = ("items", "strict")
 
     def __init__(self, strict: bool) -> None:
-        self.items: list[list[object]] = []
+        self.items: list[tuple[str, str, int, list[int], list[str], list[str]]] = []
         self.strict = strict
 
     def add(self, rule: str, component: str, start: int, end: int, before: str, after: str) -> None:
         items = self.items
         if items:
             last = items[-1]
-            if last[0] == rule and last[1] == component and last[3] == start:
-                last[3] = end
-                last[4] = str(last[4]) + before
-                last[5] = str(last[5]) + after
+            if last[3][0] == start and last[0] == rule and last[1] == component:
+                last[3][0] = end
+                last[4].append(before)
+                last[5].append(after)
                 return
-        items.append([rule, component, start, end, before, after])
+        items.append((rule, component, start, [end], [before], [after]))
 
     def repair(self, rule: str, component: str, offset: int, message: str) -> None:
         """A repair is about to happen: a strict policy refuses it instead."""
@@ -44,11 +48,15 @@ class Edits:
             raise InvalidTarget(rule, component, offset, message)
 
     def freeze(self) -> tuple[Edit, ...]:
-        return tuple(Edit(*item) for item in self.items)  # type: ignore[arg-type]
+        return tuple(
+            Edit(rule, comp, start, end[0], "".join(before), "".join(after))
+            for rule, comp, start, end, before, after in self.items
+        )
 
 
 # --- Characters: decode-unreserved, uppercase-escape, encode-stray-percent, encode-unsafe,
-#     encode-non-ascii.  One regex pass per component; the tables are built once per variant.
+#     encode-non-ascii.  Tables are built once per component and variant; a component made only
+#     of allowed characters costs one fullmatch.
 
 
 def pct(byte: int) -> str:
@@ -63,84 +71,136 @@ def encode_char(c: str) -> str:
     return "".join(map(pct, c.encode("utf-8", "surrogatepass")))
 
 
+_NOT_FOUND = ("", "")
+
+
 class Scanner:
-    """The character rules of one component, as a compiled pattern plus an escape table."""
+    """The character rules of one component: an escape table and two compiled patterns."""
 
-    __slots__ = ("component", "escapes", "pattern", "reject")
+    __slots__ = ("clean", "component", "escapes", "reject", "unsafe")
 
-    def __init__(self, component: str, unreserved: frozenset[str], slash: str) -> None:
+    def __init__(
+        self, component: str, unreserved: frozenset[str], slash: str, lower: bool = False
+    ) -> None:
         self.component = component
-        allowed = charsets.ALLOWED[component]
-        unsafe = "".join(
-            charsets.regex_class(frozenset(chr(c))) for c in range(128)
-            if chr(c) not in allowed and chr(c) != "%"
-        )
-        self.pattern = re.compile(
-            r"(?P<esc>%[0-9A-Fa-f]{2})"
-            r"|(?P<stray>(?:%(?![0-9A-Fa-f]{2}))+)"
-            rf"|(?P<unsafe>[{unsafe}]+)"
-            r"|(?P<nonascii>[^\x00-\x7f]+)"
-        )
-        # escape text -> (replacement, rule), only for escapes that change.
+        allowed = charsets.regex_class(charsets.ALLOWED[component])
+        self.clean = re.compile(f"[{allowed}]*").fullmatch
+        # Runs of characters that must be escaped (never "%": escapes are split off first).
+        self.unsafe = re.compile(f"(?P<ascii>[^{allowed}%\x80-\U0010ffff]+)|[^\x00-\x7f]+")
+        # The two hex digits after a "%" -> (replacement, rule); ("", "") when nothing changes.
         self.escapes: dict[str, tuple[str, str]] = {}
         for byte in range(256):
             canonical = pct(byte)
             hi, lo = canonical[1], canonical[2]
-            for h in {hi, hi.lower()}:
-                for lo_ in {lo, lo.lower()}:
-                    text = "%" + h + lo_
-                    if chr(byte) in unreserved:
-                        self.escapes[text] = (chr(byte), "decode-unreserved")
-                    elif text != canonical:
-                        self.escapes[text] = (canonical, "uppercase-escape")
+            for pair in {h + lo_ for h in {hi, hi.lower()} for lo_ in {lo, lo.lower()}}:
+                if chr(byte) in unreserved:
+                    # lower: a host's "%41" decodes straight to "a" (§6.2.2.1, §6.2.2.2), so that
+                    # lowercase-host, which runs first, only ever edits characters of the input.
+                    decoded = chr(byte).lower() if lower else chr(byte)
+                    self.escapes[pair] = (decoded, "decode-unreserved")
+                elif "%" + pair != canonical:
+                    self.escapes[pair] = (canonical, "uppercase-escape")
+                else:
+                    self.escapes[pair] = _NOT_FOUND
         self.reject: frozenset[str] = frozenset()
         if component == "path" and slash != "keep":
-            variants = {"%2F", "%2f", "%5C", "%5c"}
             if slash == "reject":
-                self.reject = frozenset(variants)
-            else:  # decode: "%2F" -> "/"; "%5C" only becomes "/" when backslash-as-slash is on
-                targets = ("%2F", "%2f", "%5C", "%5c") if slash == "decode-all" else ("%2F", "%2f")
-                for text in targets:
-                    self.escapes[text] = ("/", "decode-escaped-slash")
+                self.reject = frozenset({"2F", "2f", "5C", "5c"})
+            else:  # "%2F" -> "/"; "%5C" too only when backslash-as-slash is on ("decode-all")
+                for pair in ("2F", "2f", "5C", "5c") if slash == "decode-all" else ("2F", "2f"):
+                    self.escapes[pair] = ("/", "decode-escaped-slash")
 
     def scan(self, text: str, start: int, edits: Edits) -> str:
+        clean = self.clean
+        if clean(text):
+            return text
+        if "%" not in text:
+            return self._unsafe(text, start, edits)
+        comp = self.component
+        escapes = self.escapes
+        pieces = text.split("%")
+        first = pieces[0]
+        out = [first if clean(first) else self._unsafe(first, start, edits)]
+        pos = start + len(first)  # input offset of the "%" that precedes each piece
+        strays = 0  # a run of "%" that start no escape, flushed as one edit
+        for piece in pieces[1:]:
+            hit = escapes.get(piece[:2]) if len(piece) >= 2 else None
+            if hit is None:
+                if piece == "" and pos + 1 < start + len(text):
+                    strays += 1  # "%%": the next "%" follows at once
+                    pos += 1
+                    continue
+                strays += 1
+                edits.repair(
+                    "encode-stray-percent", comp, pos + 1 - strays, "'%' that starts no escape"
+                )
+                edits.add(
+                    "encode-stray-percent",
+                    comp,
+                    pos + 1 - strays,
+                    pos + 1,
+                    "%" * strays,
+                    "%25" * strays,
+                )
+                out.append("%25" * strays)
+                strays = 0
+                rest, rest_pos = piece, pos + 1
+            else:
+                if strays:
+                    edits.repair(
+                        "encode-stray-percent", comp, pos - strays, "'%' that starts no escape"
+                    )
+                    edits.add(
+                        "encode-stray-percent",
+                        comp,
+                        pos - strays,
+                        pos,
+                        "%" * strays,
+                        "%25" * strays,
+                    )
+                    out.append("%25" * strays)
+                    strays = 0
+                new, rule = hit
+                if piece[:2] in self.reject:
+                    raise InvalidTarget(
+                        "reject-escaped-slash", comp, pos, f"escaped slash %{piece[:2]} in the path"
+                    )
+                if rule:
+                    edits.add(rule, comp, pos, pos + 3, "%" + piece[:2], new)
+                    out.append(new)
+                else:
+                    out.append("%" + piece[:2])
+                rest, rest_pos = piece[2:], pos + 3
+            out.append(rest if clean(rest) else self._unsafe(rest, rest_pos, edits))
+            pos += 1 + len(piece)
+        return "".join(out)
+
+    def _unsafe(self, text: str, start: int, edits: Edits) -> str:
+        """Escape the runs of characters not allowed raw (``text`` holds no "%")."""
         out: list[str] = []
         pos = 0
         comp = self.component
-        for m in self.pattern.finditer(text):
-            kind = m.lastgroup
+        for m in self.unsafe.finditer(text):
             s = m.group()
-            if kind == "esc":
-                if s in self.reject:
-                    raise InvalidTarget("reject-escaped-slash", comp, start + m.start(),
-                                        f"escaped slash {s} in the path")
-                hit = self.escapes.get(s)
-                if hit is None:
-                    continue
-                new, rule = hit
-            elif kind == "stray":
-                rule, new = "encode-stray-percent", "%25" * len(s)
-                edits.repair(rule, comp, start + m.start(), "'%' that starts no escape")
-            elif kind == "unsafe":
+            if m.lastgroup == "ascii":
                 rule, new = "encode-unsafe", "".join(pct(ord(c)) for c in s)
                 edits.repair(rule, comp, start + m.start(), f"character {s[0]!r} not allowed")
             else:
                 rule, new = "encode-non-ascii", "".join(map(encode_char, s))
                 edits.repair(rule, comp, start + m.start(), "non-ASCII character")
-            out.append(text[pos : m.start()])
-            out.append(new)
+            out += (text[pos : m.start()], new)
             pos = m.end()
             edits.add(rule, comp, start + m.start(), start + m.end(), s, new)
-        if not out:
-            return text
         out.append(text[pos:])
         return "".join(out)
 
 
 @lru_cache(maxsize=64)
-def scanner(component: str, unreserved_2396: bool = False, slash: str = "keep") -> Scanner:
+def scanner(
+    component: str, unreserved_2396: bool = False, slash: str = "keep", lower: bool = False
+) -> Scanner:
     unreserved = charsets.UNRESERVED_2396 if unreserved_2396 else charsets.UNRESERVED
-    return Scanner(component, unreserved, slash)
+    return Scanner(component, unreserved, slash, lower)
 
 
 # --- Scheme and host.
@@ -153,10 +213,11 @@ def lowercase_scheme(scheme: str, start: int, edits: Edits) -> str:
     return lower
 
 
-_ESCAPE_LOWER = re.compile(r"%[0-9a-f]{2}")
-_IP_LITERAL = re.compile(r"\[(?:[0-9A-Fa-f:.]+(?:%25[A-Za-z0-9\-._~%]+)?|[vV][0-9A-Fa-f]+\.["
-                         + charsets.regex_class(charsets.UNRESERVED | charsets.SUB_DELIMS | {":"})
-                         + r"]+)\]")
+_IP_LITERAL = re.compile(
+    r"\[(?:[0-9A-Fa-f:.]+(?:%25[A-Za-z0-9\-._~%]+)?|[vV][0-9A-Fa-f]+\.["
+    + charsets.regex_class(charsets.UNRESERVED | charsets.SUB_DELIMS | {":"})
+    + r"]+)\]"
+)
 
 
 def is_ip_literal(host: str) -> bool:
@@ -172,14 +233,33 @@ def is_ip_literal(host: str) -> bool:
     return True
 
 
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+_HOST_LETTERS = re.compile(r"%[0-9A-Fa-f]{2}|(?P<upper>[A-Z]+)")
+_LDH = re.compile(r"[A-Za-z0-9.\-]*").fullmatch  # RFC 1034 §3.5 letters, digits, hyphens
+
+
 def lowercase_host(host: str, start: int, edits: Edits) -> str:
-    # §6.2.2.1: host is case-insensitive; the hex of an escape stays uppercase (§2.1).
-    lower = host.lower()
-    if "%" in lower:
-        lower = _ESCAPE_LOWER.sub(lambda m: m.group().upper(), lower)
-    if lower != host:
-        edits.add("lowercase-host", "host", start, start + len(host), host, lower)
-    return lower
+    """§6.2.2.1: a host is case-insensitive.  Runs on the input's host, before the character
+    rules, so every edit covers characters of the input: ASCII letters only (a non-ASCII name is
+    IDNA's or its escapes' business), and never an escape's hex digits (uppercase-escape's, §2.1).
+    """
+    if _LDH(host):  # the common case: one edit for the whole name
+        lower = host.translate(_ASCII_LOWER)
+        if lower != host:
+            edits.add("lowercase-host", "host", start, start + len(host), host, lower)
+        return lower
+    out: list[str] = []
+    pos = 0
+    for m in _HOST_LETTERS.finditer(host):
+        upper = m.group("upper")
+        if upper is not None:
+            out += (host[pos : m.start()], upper.lower())
+            pos = m.end()
+            edits.add(
+                "lowercase-host", "host", start + m.start(), start + m.end(), upper, upper.lower()
+            )
+    out.append(host[pos:])
+    return "".join(out)
 
 
 def idna_host(host: str) -> str | None:

@@ -11,8 +11,7 @@ Recognizes the request-target forms of RFC 9112 §3.2 as well as relative refere
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 Form = Literal["auto", "origin", "absolute", "authority", "asterisk", "reference"]
 FORMS: tuple[str, ...] = ("auto", "origin", "absolute", "authority", "asterisk", "reference")
@@ -29,21 +28,19 @@ _URI_REFERENCE = re.compile(
     """,
     re.VERBOSE | re.DOTALL,
 )
-_ORIGIN_FORM = re.compile(r"(?P<path>[^?\#]*)(?:\?(?P<query>[^\#]*))?(?:\#(?P<fragment>.*))?", re.DOTALL)
+_ORIGIN_FORM = re.compile(
+    r"(?P<path>[^?\#]*)(?:\?(?P<query>[^\#]*))?(?:\#(?P<fragment>.*))?", re.DOTALL
+)
 # authority-form: a host (IP-literal or a name without delimiters) and a port of digits only.
 _AUTHORITY_FORM = re.compile(r"(?:\[[^/?#@\]]*\]|[^:/?#@\[\]]+):[0-9]*", re.DOTALL)
 
 
-@dataclass(slots=True)
-class Span:
-    """A component's text and its offset in the input (``None`` text: the component is absent)."""
-
-    text: str | None
-    start: int
+# A component: its text (None when absent) and its offset in the input.
+Span = tuple[str | None, int]
+_ABSENT: Span = (None, 0)
 
 
-@dataclass(slots=True)
-class Parts:
+class Parts(NamedTuple):
     form: str
     scheme: Span
     userinfo: Span
@@ -53,27 +50,9 @@ class Parts:
     query: Span
     fragment: Span
 
-    @property
-    def has_authority(self) -> bool:
-        return self.host.text is not None
-
 
 def _span(m: re.Match[str], name: str) -> Span:
-    return Span(m.group(name), max(m.start(name), 0))
-
-
-def detect_form(target: str) -> str:
-    """The request-target form of ``target`` when the caller did not say."""
-    if target == "*":
-        return "asterisk"
-    if target.startswith("/") and not target.startswith("//"):
-        return "origin"
-    m = _URI_REFERENCE.match(target)
-    assert m is not None
-    if m.group("scheme") is None and _AUTHORITY_FORM.fullmatch(target):
-        # "127.0.0.1:8080", "[::1]:443": no scheme can start so, only an authority can.
-        return "authority"
-    return "absolute" if m.group("scheme") is not None else "reference"
+    return (m.group(name), m.start(name))
 
 
 def split_authority(authority: str, start: int) -> tuple[Span, Span, Span]:
@@ -84,48 +63,69 @@ def split_authority(authority: str, start: int) -> tuple[Span, Span, Span]:
     """
     at = authority.rfind("@")
     if at >= 0:
-        userinfo = Span(authority[:at], start)
+        userinfo: Span = (authority[:at], start)
         hostport, hp_start = authority[at + 1 :], start + at + 1
     else:
-        userinfo = Span(None, start)
-        hostport, hp_start = authority, start
+        userinfo, hostport, hp_start = (None, start), authority, start
     colon = hostport.rfind(":")
     port = hostport[colon + 1 :]
     # §3.2.3 port = *DIGIT: anything else after the colon is not a port, and stays in the host,
     # where the colon gets encoded.
     if colon >= 0 and "]" not in port and (port == "" or (port.isascii() and port.isdigit())):
-        host = Span(hostport[:colon], hp_start)
-        port = Span(hostport[colon + 1 :], hp_start + colon + 1)
-    else:
-        host, port = Span(hostport, hp_start), Span(None, hp_start + len(hostport))
-    return userinfo, host, port
+        return userinfo, (hostport[:colon], hp_start), (port, hp_start + colon + 1)
+    return userinfo, (hostport, hp_start), (None, hp_start + len(hostport))
 
 
 def split(target: str, form: str = "auto") -> Parts:
-    """Split ``target`` into its components, keeping each one's offset in ``target``."""
+    """Split ``target`` into its components, keeping each one's offset in ``target``.
+
+    ``auto`` tells the request-target forms apart by shape: "*" is asterisk-form, "/x" (but not
+    "//x") origin-form, "host:port" with a host that cannot start a scheme authority-form.
+    """
     if form == "auto":
-        form = detect_form(target)
-    none = Span(None, 0)
+        if target == "*":
+            form = "asterisk"
+        elif target[:1] == "/" and target[1:2] != "/":
+            form = "origin"
     if form == "asterisk":
-        return Parts(form, none, none, none, none, Span(target, 0), none, none)
-    if form == "authority":
-        userinfo, host, port = split_authority(target, 0)
-        end = len(target)
-        return Parts(form, none, userinfo, host, port, Span("", end), none, none)
+        return Parts(form, _ABSENT, _ABSENT, _ABSENT, _ABSENT, (target, 0), _ABSENT, _ABSENT)
     if form == "origin":
         # RFC 9112 §3.2.1: the path runs to "?" (a "//" here is path, not authority).
         m = _ORIGIN_FORM.match(target)
         assert m is not None
-        return Parts(form, none, none, none, none, _span(m, "path"), _span(m, "query"),
-                     _span(m, "fragment"))
-
+        return Parts(
+            form,
+            _ABSENT,
+            _ABSENT,
+            _ABSENT,
+            _ABSENT,
+            _span(m, "path"),
+            _span(m, "query"),
+            _span(m, "fragment"),
+        )
     m = _URI_REFERENCE.match(target)
     assert m is not None  # every group is optional
-
-    if m.group("authority") is not None:
-        userinfo, host, port = split_authority(m.group("authority"), m.start("authority"))
+    scheme = m.group("scheme")
+    if form == "authority" or (
+        form == "auto" and scheme is None and _AUTHORITY_FORM.fullmatch(target)
+    ):
+        # "127.0.0.1:8080", "[::1]:443": no scheme can start so, only an authority can.
+        userinfo, host, port = split_authority(target, 0)
+        return Parts(
+            "authority", _ABSENT, userinfo, host, port, ("", len(target)), _ABSENT, _ABSENT
+        )
+    authority = m.group("authority")
+    if authority is not None:
+        userinfo, host, port = split_authority(authority, m.start("authority"))
     else:
-        userinfo = host = port = none
-    kind = "absolute" if m.group("scheme") is not None else "reference"
-    return Parts(kind, _span(m, "scheme"), userinfo, host, port, _span(m, "path"),
-                 _span(m, "query"), _span(m, "fragment"))
+        userinfo = host = port = _ABSENT
+    return Parts(
+        "absolute" if scheme is not None else "reference",
+        _span(m, "scheme"),
+        userinfo,
+        host,
+        port,
+        _span(m, "path"),
+        _span(m, "query"),
+        _span(m, "fragment"),
+    )

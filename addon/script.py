@@ -1,0 +1,8 @@
+"""The mitmproxy script entry: ``mitmdump -s addon/script.py`` (``mitmweb -s``, ``mitmproxy -s``).
+
+Needs urlsan installed in mitmproxy's Python (``pip install -e '.[proxy]'`` from the checkout).
+"""
+
+from urlsan.addon.sanitizer import UrlSanitizer
+
+addons = [UrlSanitizer()]

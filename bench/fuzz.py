@@ -1,0 +1,101 @@
+"""Fuzzing and growth measurements for urlsan.core.canonicalize (issue #5).
+
+    python bench/fuzz.py atheris [libFuzzer flags] [corpus dir]   coverage-guided fuzzing
+    python bench/fuzz.py growth [--max N]                         time per input size, printed
+
+The atheris target picks a policy and a form from the first byte and checks the same invariants
+as tests/hardening/test_fuzz.py (tests/hardening/fuzzing.py).  Failing inputs are written by
+libFuzzer to -artifact_prefix (tests/hardening passes tests/data/fuzz/).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+# Adversarial families: each is a function of n that builds an input of about n characters.
+FAMILIES = {
+    "dots": lambda n: "/.." * (n // 3),
+    "dot-slash": lambda n: "/./" * (n // 3),
+    "encoded-dots": lambda n: "/%2e%2e" * (n // 7),
+    "percents": lambda n: "/" + "%" * n,
+    "percent-2": lambda n: "/" + "%2" * (n // 2),
+    "double-enc": lambda n: "/" + "%25" * (n // 3),
+    "slashes": lambda n: "/" * n,
+    "backslashes": lambda n: "/" + "\\" * n,
+    "segments": lambda n: "/a" * (n // 2),
+    "params-dotdot": lambda n: "/..;" * (n // 4),
+    "non-ascii": lambda n: "/" + "é" * n,
+    "raw-bytes": lambda n: "/" + "\udcff" * n,
+    "controls": lambda n: "/" + "\x01" * n,
+    "query-pairs": lambda n: "/?" + "a=1&" * (n // 4),
+    "query-amps": lambda n: "/?" + "&" * n,
+    "fragment": lambda n: "/#" + "#?" * (n // 2),
+    "host-labels": lambda n: "http://" + "a." * (n // 2) + "/",
+    "host-numeric": lambda n: "http://" + "0x" + "f" * n + "/",
+    "host-ats": lambda n: "http://" + "@" * n + "h/",
+    "host-colons": lambda n: "http://h" + ":" * n + "/",
+    "ipv6": lambda n: "http://[" + ":" * n + "]/",
+    "scheme": lambda n: "a" * n + ":",
+}
+
+
+def growth(max_n: int) -> None:
+    from hardening.fuzzing import FORMS, POLICIES
+    from urlsan.core import InvalidTarget, canonicalize
+
+    sizes = [max_n // 16, max_n // 4, max_n]
+    print(f"{'family':<16} {'policy':<22} {'form':<10} " + " ".join(f"{n:>10}" for n in sizes)
+          + "   ratio(last/first per char)")
+    worst = 0.0
+    for family, make in FAMILIES.items():
+        for pname in ("rfc3986", "opt-in", "crawler"):
+            for form in ("auto", "origin") if family[:4] not in ("host", "ipv6") else FORMS[:1]:
+                times = []
+                for n in sizes:
+                    target = make(n)
+                    t0 = time.perf_counter()
+                    try:
+                        canonicalize(target, POLICIES[pname], form=form)
+                    except InvalidTarget:
+                        pass
+                    times.append(time.perf_counter() - t0)
+                per_char = [t / n for t, n in zip(times, sizes, strict=True)]
+                ratio = per_char[-1] / max(per_char[0], 1e-12)
+                worst = max(worst, ratio)
+                print(f"{family:<16} {pname:<22} {form:<10} "
+                      + " ".join(f"{t * 1000:>8.2f}ms" for t in times) + f"   {ratio:6.2f}")
+    print(f"worst per-character growth ratio: {worst:.2f} (linear ~1; quadratic ~{sizes[-1] // sizes[0]})")
+
+
+def atheris_main(argv: list[str]) -> None:
+    import atheris
+
+    with atheris.instrument_imports(include=["urlsan"]):
+        from hardening.fuzzing import FORMS, POLICY_NAMES, check
+        import urlsan.core  # noqa: F401
+
+    def one_input(data: bytes) -> None:
+        if not data:
+            return
+        choice = data[0]
+        policy = POLICY_NAMES[choice % len(POLICY_NAMES)]
+        form = FORMS[(choice // len(POLICY_NAMES)) % len(FORMS)]
+        check(data[1:], policy, form)
+
+    atheris.Setup([sys.argv[0], *argv], one_input)
+    atheris.Fuzz()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "atheris":
+        atheris_main(sys.argv[2:])
+    elif len(sys.argv) > 1 and sys.argv[1] == "growth":
+        n = int(sys.argv[sys.argv.index("--max") + 1]) if "--max" in sys.argv else 200_000
+        growth(n)
+    else:
+        print(__doc__)
+        sys.exit(2)

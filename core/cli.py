@@ -1,0 +1,493 @@
+"""The `urlsan` command: ``canon`` (batch canonicalization), ``report`` (audit-log summaries),
+``rules`` (the rule table) and ``proxy`` (the mitmproxy addon; imported only when asked for).
+
+Exit statuses (docs/cli.md):
+  0  done, nothing to report
+  1  ``canon --check``: some input is not canonical (or a duplicate, with ``--dedupe``)
+  2  usage: unknown option, profile or rule; an input or output that cannot be opened
+  3  bad lines (empty, not UTF-8, too long, refused by the policy): reported on stderr, then
+     passed through or skipped as ``--on-error`` says; the run went on to the end
+  130 interrupted; 141 the reader of standard output went away (``| head``)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from typing import IO, Any
+
+from urlsan.core import RULES, Policy
+
+EXIT_OK = 0
+EXIT_OFFENDERS = 1
+EXIT_USAGE = 2
+EXIT_BAD_LINES = 3
+EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141
+
+PROFILES = ("rfc3986", "rfc2396", "crawler", "strict")
+PROXY_NEEDS = "urlsan proxy needs mitmproxy: pip install 'urlsan[proxy]'"
+
+
+class UsageError(Exception):
+    """A mistake on the command line found after parsing: exit status 2."""
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("urlsan")
+    except Exception:
+        return "unknown"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="urlsan",
+        description="RFC 3986 URL canonicalization: batch, audit-log reports, and a proxy.",
+        epilog="Exit statuses: 0 ok, 1 --check found offenders, 2 usage, 3 bad lines. "
+        "See docs/cli.md.",
+    )
+    parser.add_argument("--version", action="version", version=f"urlsan {_version()}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    canon = sub.add_parser(
+        "canon",
+        help="canonicalize URLs from arguments, a file or standard input",
+        description="Canonicalize URLs, one output line per input line, in input order. "
+        "Reads arguments, or -i FILE, or standard input (gzip is detected).",
+    )
+    canon.add_argument("urls", nargs="*", metavar="URL", help="URLs (default: read lines)")
+    canon.add_argument("-i", "--input", metavar="FILE", help="read URLs from FILE ('-': stdin)")
+    canon.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        default="-",
+        help="write to FILE (gzip if it ends in .gz; default: stdout)",
+    )
+    _policy_options(canon)
+    canon.add_argument(
+        "--form",
+        default="auto",
+        choices=("auto", "absolute", "origin", "authority", "asterisk"),
+        help="request-target form of every input (default: auto)",
+    )
+    out = canon.add_mutually_exclusive_group()
+    out.add_argument(
+        "--json", action="store_true", help="one JSON object per line: input, url, edits, findings"
+    )
+    out.add_argument(
+        "--diff",
+        action="store_true",
+        help="only the changed URLs: before and after, with the rules that fired",
+    )
+    canon.add_argument(
+        "--check",
+        action="store_true",
+        help="list the inputs that are not canonical; exit 1 if there are any",
+    )
+    canon.add_argument(
+        "--dedupe",
+        action="store_true",
+        help="keep the first input of each canonical form; count the others",
+    )
+    canon.add_argument(
+        "--on-error",
+        choices=("pass", "skip"),
+        default="pass",
+        help="a bad line is written unchanged (pass, default) or left out "
+        "(skip); either way it is reported on stderr and the exit status is 3",
+    )
+    canon.add_argument(
+        "--max-length",
+        type=_positive,
+        default=None,
+        metavar="BYTES",
+        help="lines longer than this are bad lines (default: 65536)",
+    )
+    canon.add_argument(
+        "-j",
+        "--jobs",
+        type=_jobs,
+        default=1,
+        metavar="N",
+        help="worker processes (0: one per CPU; default: 1)",
+    )
+    canon.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="color --diff output (default: when stdout is a terminal)",
+    )
+    canon.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bar (shown on a terminal for inputs taking over 1 s)",
+    )
+    canon.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no summary on stderr (bad lines are still reported)",
+    )
+    canon.set_defaults(func=cmd_canon)
+
+    report = sub.add_parser(
+        "report",
+        help="summarize an audit log written by the proxy",
+        description="Summarize audit logs (JSON Lines; gzip is detected) in one pass: counts "
+        "per action, rule, host and client, top findings, time range.",
+    )
+    report.add_argument("logs", nargs="+", metavar="AUDIT.jsonl", help="audit log(s); '-': stdin")
+    fmt = report.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="the summary as one JSON document")
+    fmt.add_argument("--html", action="store_true", help="one self-contained HTML page with charts")
+    report.add_argument(
+        "-o", "--output", metavar="FILE", default="-", help="write to FILE (default: stdout)"
+    )
+    report.add_argument(
+        "--top",
+        type=_positive,
+        default=10,
+        metavar="N",
+        help="rows in the host, client and finding tables (default: 10)",
+    )
+    report.set_defaults(func=cmd_report)
+
+    rules = sub.add_parser("rules", help="list the rules, their RFC sections and profiles")
+    rules.add_argument("--json", action="store_true", help="as JSON")
+    rules.set_defaults(func=cmd_rules)
+
+    sub.add_parser(
+        "proxy",
+        help="run the sanitizing proxy (mitmdump with the urlsan addon; needs urlsan[proxy])",
+        add_help=False,
+    )
+    return parser
+
+
+def _policy_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-p",
+        "--profile",
+        default="rfc3986",
+        metavar="NAME",
+        help=f"rule profile: {', '.join(PROFILES)} (default: rfc3986)",
+    )
+    parser.add_argument(
+        "-r",
+        "--rules",
+        default="",
+        metavar="SPEC",
+        help="switch rules on and off: '+merge-slashes,-remove-dot-segments'",
+    )
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1: {value}")
+    return value
+
+
+def _jobs(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 (one per CPU) or more: {value}")
+    return value or os.cpu_count() or 1
+
+
+def make_policy(profile: str, rules: str) -> Policy:
+    """The policy the options name; `UsageError` for an unknown profile or rule."""
+    try:
+        policy = Policy.profile(profile)
+        return policy.with_rules(rules) if rules else policy
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list and args_list[0] == "proxy":
+        return proxy(args_list[1:])
+    parser = build_parser()
+    try:
+        args = parser.parse_args(args_list)
+    except SystemExit as e:  # argparse: --help and --version exit 0, mistakes exit 2
+        return int(e.code or 0)
+    try:
+        return int(args.func(args))
+    except UsageError as e:
+        print(f"urlsan {args.command}: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print(file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (`urlsan canon big.txt | head`): no traceback, and no second
+        # error when Python flushes stdout at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+
+
+def proxy(argv: list[str]) -> int:
+    """``urlsan proxy ARGS``: the addon's own command line, imported only now."""
+    try:
+        from urlsan.addon.cli import proxy_main
+    except ImportError as e:
+        if (e.name or "").split(".")[0] == "mitmproxy":
+            print(PROXY_NEEDS, file=sys.stderr)
+        else:
+            print(f"urlsan proxy is not available: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    return int(proxy_main(argv))
+
+
+# --- canon
+
+
+class _Colors:
+    def __init__(self, on: bool) -> None:
+        self.head = "\x1b[1;36m" if on else ""
+        self.minus = "\x1b[31m" if on else ""
+        self.plus = "\x1b[32m" if on else ""
+        self.reset = "\x1b[0m" if on else ""
+
+
+def cmd_canon(args: argparse.Namespace) -> int:
+    from urlsan.core import batch
+
+    policy = make_policy(args.profile, args.rules)
+    if args.urls and args.input:
+        raise UsageError("give URLs as arguments or with -i FILE, not both")
+    if args.json:
+        detail = batch.Detail.JSON
+    elif args.diff or args.check:
+        detail = batch.Detail.RULES
+    else:
+        detail = batch.Detail.URL
+    canon = batch.Canonicalizer(policy, detail, args.form)
+    max_bytes = args.max_length or batch.MAX_LINE_BYTES
+
+    source = "argv" if args.urls else (args.input or "-")
+    name = {"argv": "argument", "-": "<stdin>"}.get(source, source)
+    stream: IO[bytes] | None = None
+    lines: Iterator[batch.Line]
+    if args.urls:
+        lines = batch.lines_from_args(args.urls)
+    else:
+        try:
+            stream = batch.open_input(source)
+        except OSError as e:
+            raise UsageError(f"cannot read {source}: {e.strerror or e}") from None
+        lines = batch.read_lines(stream, max_bytes)
+    try:
+        out = batch.open_output(args.output)
+    except OSError as e:
+        raise UsageError(f"cannot write {args.output}: {e.strerror or e}") from None
+
+    colors = _Colors(
+        args.color == "always"
+        or (
+            args.color == "auto"
+            and args.diff
+            and _isatty(sys.stdout)
+            and "NO_COLOR" not in os.environ
+            and args.output == "-"
+        )
+    )
+    size, position = batch.input_size(stream) if stream is not None else (None, None)
+    progress = batch.Progress(
+        sys.stderr,
+        size,
+        position,
+        enabled=stream is not None and not args.no_progress and _isatty(sys.stderr),
+    )
+    err = sys.stderr
+    write = out.write
+    seen: dict[bytes, int] = {}
+    total = valid = changed = offenders = collapsed = bad = 0
+    skip = args.on_error == "skip"
+    try:
+        for chunk, outcomes in batch.run_chunks(batch.chunked(lines), canon, args.jobs):
+            results = iter(outcomes)
+            for line in chunk:
+                total += 1
+                url: str | None
+                payload: Any
+                if line.text is None:
+                    url, payload = None, line.error
+                else:
+                    url, payload = next(results)
+                if url is None:
+                    bad += 1
+                    progress.close()
+                    err.write(f"urlsan canon: {name}:{line.number}: {payload}\n")
+                    if skip or args.diff or args.check:
+                        continue
+                    if args.json:
+                        obj: dict[str, Any] = {
+                            "input": line.raw.decode("utf-8", "backslashreplace"),
+                            "url": None,
+                            "edits": [],
+                            "findings": [],
+                            "error": payload,
+                        }
+                        write(json.dumps(obj, ensure_ascii=False).encode() + b"\n")
+                    else:
+                        write(line.raw + b"\n")
+                    continue
+                valid += 1
+                text = line.text or ""
+                is_changed = url != text
+                changed += is_changed
+                if args.dedupe:
+                    key = batch.digest(url)
+                    first = seen.get(key)
+                    if first is not None:
+                        collapsed += 1
+                        if args.check:
+                            offenders += 1
+                            write(
+                                f"{name}:{line.number}: duplicate of line {first}: "
+                                f"{text}\n".encode()
+                            )
+                        continue
+                    seen[key] = line.number
+                if args.check:
+                    if not is_changed:
+                        continue
+                    offenders += 1
+                    if args.json:
+                        write(payload.encode() + b"\n")
+                    elif args.diff:
+                        write(_diff(line.number, text, url, payload, colors))
+                    else:
+                        rules = ", ".join(payload)
+                        write(f"{name}:{line.number}: {rules}: {text} -> {url}\n".encode())
+                elif args.diff:
+                    if is_changed:
+                        write(_diff(line.number, text, url, payload, colors))
+                elif args.json:
+                    write(payload.encode() + b"\n")
+                else:
+                    write(url.encode() + b"\n")
+            progress.update(total)
+    finally:
+        progress.close()
+        if out is not sys.stdout.buffer:
+            out.close()
+        else:
+            out.flush()
+        if stream is not None and stream is not sys.stdin.buffer:
+            stream.close()
+
+    if not args.quiet:
+        summary = []
+        if args.check:
+            summary.append(f"{offenders:,} of {valid:,} URLs not canonical")
+        elif args.diff:
+            summary.append(f"{changed:,} of {valid:,} URLs changed")
+        if args.dedupe:
+            summary.append(f"{len(seen):,} distinct, {collapsed:,} collapsed")
+        if bad:
+            fate = "skipped" if skip or args.diff or args.check else "passed through"
+            summary.append(f"{bad:,} bad line{'s' * (bad != 1)} {fate}")
+        if summary:
+            err.write(f"urlsan canon: {total:,} lines: {'; '.join(summary)}\n")
+    if bad:
+        return EXIT_BAD_LINES
+    if args.check and offenders:
+        return EXIT_OFFENDERS
+    return EXIT_OK
+
+
+def _diff(number: int, before: str, after: str, rules: tuple[str, ...], c: _Colors) -> bytes:
+    return (
+        f"{c.head}{number}: {', '.join(rules)}{c.reset}\n"
+        f"{c.minus}- {before}{c.reset}\n"
+        f"{c.plus}+ {after}{c.reset}\n"
+    ).encode("utf-8", "surrogateescape")
+
+
+def _isatty(stream: IO[str]) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+# --- report
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from urlsan.core import report
+
+    summary = report.Summary(top=args.top)
+    for path in args.logs:
+        try:
+            summary.read(path)
+        except OSError as e:
+            raise UsageError(f"cannot read {path}: {e.strerror or e}") from None
+    if args.json:
+        text = json.dumps(summary.as_dict(), indent=2, ensure_ascii=False) + "\n"
+    elif args.html:
+        text = report.render_html(summary)
+    else:
+        text = report.render_text(summary)
+    if args.output == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        try:
+            with open(args.output, "w", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as e:
+            raise UsageError(f"cannot write {args.output}: {e.strerror or e}") from None
+    return EXIT_OK
+
+
+# --- rules
+
+
+def cmd_rules(args: argparse.Namespace) -> int:
+    profiles: dict[str, frozenset[str]] = {p: Policy.profile(p).rules for p in PROFILES}
+    rows: list[dict[str, Any]] = [
+        {
+            "name": rule.name,
+            "section": rule.section,
+            "lossy": rule.lossy,
+            "profiles": [p for p in PROFILES if rule.name in profiles[p]],
+            "summary": rule.summary,
+        }
+        for rule in RULES
+    ]
+    if args.json:
+        sys.stdout.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
+        return EXIT_OK
+    width = max(len(r.name) for r in RULES)
+    head = f"{'rule':<{width}}  lossy  {' '.join(f'{p:<7}' for p in PROFILES)}  section"
+    print(head)
+    for row in rows:
+        marks = " ".join(f"{'on' if p in row['profiles'] else '-':<7}" for p in PROFILES)
+        print(
+            f"{row['name']:<{width}}  {'yes' if row['lossy'] else 'no':<5}  {marks}  "
+            f"{row['section']}"
+        )
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,28 @@
+"""Patterns for targets that are already canonical, so `canonicalize` can return them untouched.
+
+They accept a conservative subset: a lowercase http(s)/ws(s) URL with a DNS name ending in a
+letter (numeric hosts are findings), no userinfo, no port, no escape, no character that needs
+one, and origin-form targets.  Whatever they refuse takes the full path, so being strict here
+costs speed, never correctness.  The caller also sends anything containing "/." (dot segments)
+down the full path.
+"""
+
+from __future__ import annotations
+
+import re
+
+# RFC 3986 §3.3 pchar, less pct-encoded.
+_PCHAR = r"A-Za-z0-9\-._~!$&'()*+,;=:@"
+_HOST = r"(?:[a-z0-9\-]+\.)*[a-z][a-z0-9\-]*"
+
+
+def fast_patterns(rules: frozenset[str]) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """(absolute-form, origin-form) patterns that no rule in ``rules`` would touch."""
+    path = f"(?:/?[{_PCHAR}]+)*/?" if "merge-slashes" in rules else f"[{_PCHAR}/]*"
+    query = f"(?:\\?[{_PCHAR}/?]*)?"
+    if rules & {"drop-params", "sort-query", "drop-empty-query"}:
+        query = ""
+    fragment = "" if "strip-fragment" in rules else f"(?:#[{_PCHAR}/?]*)?"
+    absolute = re.compile(f"(?:https?|wss?)://{_HOST}/{path}{query}{fragment}")
+    origin = re.compile(f"/(?!/){path}{query}{fragment}")
+    return absolute, origin

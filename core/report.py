@@ -1,0 +1,520 @@
+"""`urlsan report`: one pass over audit logs (JSON Lines written by the proxy), then a summary as
+a terminal table, JSON, or one self-contained HTML page with inline SVG charts.
+
+Memory grows with the number of distinct hosts, clients, rules and minutes, never with the number
+of lines.  A log that is still being written is fine: an unparsable last line without its newline
+is taken as the record being written and left out, not counted as malformed.
+
+Everything in a log came from the network, so the HTML escapes every string it shows.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from urlsan.core.batch import open_input
+
+ACTIONS = ("rewritten", "audited", "rejected", "redirected", "skipped-signed", "unchanged")
+# Actions that mean "the canonical form differs": done (rewritten, redirected) or only recorded.
+CHANGING = frozenset({"rewritten", "audited", "redirected"})
+_MALFORMED_SAMPLES = 5
+# Time buckets for the timeline, the smallest that gives at most _MAX_COLUMNS columns.
+_BUCKETS = (60, 300, 900, 3600, 6 * 3600, 86400, 7 * 86400, 30 * 86400)
+_MAX_COLUMNS = 120
+
+
+@dataclass(slots=True)
+class Tally:
+    """Requests seen for one host, client, or time bucket."""
+
+    requests: int = 0
+    changed: int = 0
+    rejected: int = 0
+
+    def add(self, action: str) -> None:
+        self.requests += 1
+        if action in CHANGING:
+            self.changed += 1
+        elif action == "rejected":
+            self.rejected += 1
+
+    def as_dict(self) -> dict[str, int]:
+        return {"requests": self.requests, "changed": self.changed, "rejected": self.rejected}
+
+
+@dataclass
+class Summary:
+    """What `urlsan report` knows after reading; feed it with `read` or `add`."""
+
+    top: int = 10
+    sources: list[str] = field(default_factory=list)
+    lines: int = 0
+    requests: int = 0
+    malformed: int = 0
+    malformed_samples: list[str] = field(default_factory=list)
+    incomplete: int = 0  # unfinished last lines of logs still being written
+    actions: Counter[str] = field(default_factory=Counter)
+    rules: Counter[str] = field(default_factory=Counter)  # requests each rule rewrote
+    edits: Counter[str] = field(default_factory=Counter)  # edits each rule made
+    findings: Counter[str] = field(default_factory=Counter)
+    finding_examples: dict[str, dict[str, Any]] = field(default_factory=dict)
+    hosts: dict[str, Tally] = field(default_factory=dict)
+    clients: dict[str, Tally] = field(default_factory=dict)
+    minutes: dict[int, Tally] = field(default_factory=dict)  # keyed by minutes since the epoch
+    first: datetime | None = None
+    last: datetime | None = None
+
+    def read(self, path: str) -> None:
+        """Add every record of the log at ``path`` (``-``: standard input; gzip is detected)."""
+        self.sources.append(path)
+        stream = open_input(path)
+        try:
+            number = 0
+            for raw in stream:
+                number += 1
+                self.lines += 1
+                line = raw.strip()
+                if not line:
+                    continue
+                try:
+                    record = json.loads(line)
+                    if not isinstance(record, dict):
+                        raise ValueError("not an object")
+                except ValueError:
+                    if not raw.endswith(b"\n"):  # only the last line can lack its newline
+                        self.incomplete += 1  # the writer is in the middle of this record
+                    else:
+                        self._malformed(f"{path}:{number}")
+                    continue
+                self.add(record)
+        finally:
+            if path != "-":
+                stream.close()
+
+    def _malformed(self, where: str) -> None:
+        self.malformed += 1
+        if len(self.malformed_samples) < _MALFORMED_SAMPLES:
+            self.malformed_samples.append(where)
+
+    def add(self, record: dict[str, Any]) -> None:
+        """Count one audit record; fields missing or of the wrong type count as unknown."""
+        self.requests += 1
+        action = _text(record.get("action"), "unknown")
+        self.actions[action] += 1
+        host = _text(record.get("host"), "(none)")
+        self.hosts.setdefault(host, Tally()).add(action)
+        self.clients.setdefault(_client_address(record.get("client")), Tally()).add(action)
+
+        edits = record.get("edits")
+        if isinstance(edits, list):
+            fired = [e.get("rule") for e in edits if isinstance(e, dict)]
+            fired_text = [r for r in fired if isinstance(r, str)]
+            self.edits.update(fired_text)
+            self.rules.update(set(fired_text))
+        findings = record.get("findings")
+        if isinstance(findings, list):
+            for finding in findings:
+                if not isinstance(finding, dict):
+                    continue
+                kind = _text(finding.get("rule"), "unknown")
+                self.findings[kind] += 1
+                if kind not in self.finding_examples:
+                    self.finding_examples[kind] = {
+                        "host": host,
+                        "before": _text(record.get("before"), ""),
+                        "component": _text(finding.get("component"), ""),
+                        "detail": _text(finding.get("detail"), ""),
+                        "ts": _text(record.get("ts"), ""),
+                    }
+
+        ts = _timestamp(record.get("ts"))
+        if ts is not None:
+            if self.first is None or ts < self.first:
+                self.first = ts
+            if self.last is None or ts > self.last:
+                self.last = ts
+            minute = int(ts.timestamp()) // 60
+            self.minutes.setdefault(minute, Tally()).add(action)
+
+    def timeline(self) -> tuple[int, list[tuple[int, Tally]]]:
+        """The bucket size in seconds and the buckets (start, tally) from first to last."""
+        if not self.minutes:
+            return 60, []
+        lo, hi = min(self.minutes) * 60, max(self.minutes) * 60
+        size = next((b for b in _BUCKETS if (hi - lo) // b < _MAX_COLUMNS), _BUCKETS[-1])
+        start = lo - lo % size
+        buckets = [Tally() for _ in range((hi - start) // size + 1)]
+        for minute, tally in self.minutes.items():
+            b = buckets[(minute * 60 - start) // size]
+            b.requests += tally.requests
+            b.changed += tally.changed
+            b.rejected += tally.rejected
+        return size, [(start + i * size, b) for i, b in enumerate(buckets)]
+
+    def as_dict(self) -> dict[str, Any]:
+        size, buckets = self.timeline()
+        return {
+            "sources": self.sources,
+            "lines": self.lines,
+            "requests": self.requests,
+            "malformed": {"count": self.malformed, "examples": self.malformed_samples},
+            "incomplete_last_lines": self.incomplete,
+            "time_range": {
+                "first": _iso(self.first),
+                "last": _iso(self.last),
+                "seconds": _span(self.first, self.last),
+            },
+            "actions": dict(self.actions.most_common()),
+            "rules": {
+                rule: {"requests": n, "edits": self.edits[rule]}
+                for rule, n in self.rules.most_common()
+            },
+            "hosts": _top_tallies(self.hosts, "host", self.top),
+            "distinct_hosts": len(self.hosts),
+            "clients": _top_tallies(self.clients, "client", self.top),
+            "distinct_clients": len(self.clients),
+            "findings": [
+                {"rule": kind, "count": n, "example": self.finding_examples[kind]}
+                for kind, n in self.findings.most_common(self.top)
+            ],
+            "timeline": {
+                "bucket_seconds": size,
+                "buckets": [
+                    {"start": _iso(datetime.fromtimestamp(t, UTC)), **b.as_dict()}
+                    for t, b in buckets
+                ],
+            },
+        }
+
+
+def _text(value: Any, default: str) -> str:
+    return value if isinstance(value, str) else default
+
+
+def _client_address(client: Any) -> str:
+    """``"ip:port"`` → ``"ip"``: one client is one address, whatever its source ports."""
+    if not isinstance(client, str) or not client:
+        return "(none)"
+    if client.startswith("["):  # [v6]:port
+        return client[1 : client.find("]")] if "]" in client else client
+    if client.count(":") == 1:
+        return client.split(":", 1)[0]
+    return client  # a bare IPv6 address, or no port
+
+
+def _timestamp(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        ts = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return ts.replace(tzinfo=UTC) if ts.tzinfo is None else ts.astimezone(UTC)
+
+
+def _iso(ts: datetime | None) -> str | None:
+    return None if ts is None else ts.isoformat().replace("+00:00", "Z")
+
+
+def _span(first: datetime | None, last: datetime | None) -> float | None:
+    return None if first is None or last is None else (last - first).total_seconds()
+
+
+def _top_tallies(tallies: dict[str, Tally], key: str, top: int) -> list[dict[str, Any]]:
+    ranked = sorted(tallies.items(), key=lambda kv: (-kv[1].requests, kv[0]))[:top]
+    return [{key: name, **tally.as_dict()} for name, tally in ranked]
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    s = int(seconds)
+    d, s = divmod(s, 86400)
+    h, s = divmod(s, 3600)
+    m, s = divmod(s, 60)
+    parts = [f"{d}d"] * bool(d) + [f"{h}h"] * bool(h) + [f"{m}m"] * bool(m) + [f"{s}s"]
+    return " ".join(parts[:2])
+
+
+def _pct(n: int, total: int) -> str:
+    return f"{100 * n / total:.1f}%" if total else "-"
+
+
+# --- terminal
+
+
+def _table(title: str, header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> list[str]:
+    if not rows:
+        return [title, "  (none)", ""]
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+
+    def fmt(row: tuple[str, ...]) -> str:
+        cells = [row[0].ljust(widths[0])] + [
+            c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)
+        ]
+        return "  " + "  ".join(cells).rstrip()
+
+    return [title, fmt(header), *(fmt(r) for r in rows), ""]
+
+
+def _clip(text: str, width: int = 60) -> str:
+    text = text.encode("ascii", "backslashreplace").decode()  # no terminal escapes from the log
+    text = "".join(c if c.isprintable() else "?" for c in text)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def render_text(summary: Summary) -> str:
+    d = summary.as_dict()
+    total = summary.requests
+    out = [f"urlsan report: {', '.join(summary.sources)}"]
+    out.append(f"  {total:,} requests in {summary.lines:,} lines")
+    tr = d["time_range"]
+    if tr["first"]:
+        out.append(f"  from {tr['first']} to {tr['last']} ({_duration(tr['seconds'])})")
+    if summary.malformed:
+        out.append(
+            f"  {summary.malformed:,} malformed lines left out, e.g. "
+            f"{', '.join(summary.malformed_samples)}"
+        )
+    if summary.incomplete:
+        out.append("  the last line is still being written: left out")
+    out.append("")
+    out += _table(
+        "Actions",
+        ("action", "requests", "share"),
+        [(a, f"{n:,}", _pct(n, total)) for a, n in summary.actions.most_common()],
+    )
+    out += _table(
+        "Rules",
+        ("rule", "requests", "edits", "share"),
+        [
+            (r, f"{n:,}", f"{summary.edits[r]:,}", _pct(n, total))
+            for r, n in summary.rules.most_common()
+        ],
+    )
+    for key, title, distinct in (
+        ("hosts", "Hosts", "distinct_hosts"),
+        ("clients", "Clients", "distinct_clients"),
+    ):
+        rows = [
+            (
+                _clip(h[key[:-1]], 40),
+                f"{h['requests']:,}",
+                f"{h['changed']:,}",
+                f"{h['rejected']:,}",
+            )
+            for h in d[key]
+        ]
+        shown = f" (top {len(rows)} of {d[distinct]:,})" if d[distinct] > len(rows) else ""
+        out += _table(f"{title}{shown}", (key[:-1], "requests", "changed", "rejected"), rows)
+    out += _table(
+        "Findings",
+        ("finding", "count", "example"),
+        [
+            (f["rule"], f"{f['count']:,}", _clip(f["example"]["before"] or f["example"]["detail"]))
+            for f in d["findings"]
+        ],
+    )
+    return "\n".join(out).rstrip() + "\n"
+
+
+# --- HTML
+
+_CSS = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:2rem auto;max-width:1100px;
+ padding:0 1rem;color:#1f2328;background:#fff}
+h1{font-size:1.5rem;margin-bottom:.2rem}h2{font-size:1.1rem;margin:2rem 0 .5rem}
+.meta{color:#59636e}.cards{display:flex;gap:1rem;flex-wrap:wrap;margin:1rem 0}
+.card{border:1px solid #d1d9e0;border-radius:8px;padding:.6rem 1rem;min-width:9rem}
+.card b{display:block;font-size:1.4rem}.grid{display:grid;grid-template-columns:1fr 1fr;gap:2rem}
+@media (max-width:800px){.grid{grid-template-columns:1fr}}
+table{border-collapse:collapse;width:100%}td,th{padding:.25rem .5rem;border-bottom:1px solid #eee;
+ text-align:left;vertical-align:top}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
+code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace;word-break:break-all}
+svg text{font:12px system-ui,sans-serif;fill:#1f2328}.legend span{margin-right:1rem}
+.sw{display:inline-block;width:.8rem;height:.8rem;border-radius:2px;margin-right:.3rem;
+ vertical-align:-1px}
+"""
+# Colorblind-safe (Okabe–Ito): changed, rejected, other.
+_C_CHANGED, _C_REJECTED, _C_OTHER, _C_BAR = "#0072B2", "#D55E00", "#B8C4CE", "#0072B2"
+
+
+def _e(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _bars(rows: list[tuple[str, list[tuple[int, str]]]], width: int = 520) -> str:
+    """A horizontal (stacked) bar chart: label, then (value, color) segments."""
+    if not rows:
+        return '<p class="meta">nothing to show</p>'
+    label_w, row_h = 190, 22
+    peak = max(sum(v for v, _ in segs) for _, segs in rows) or 1
+    plot_w = width - label_w - 70
+    h = row_h * len(rows) + 4
+    parts = [f'<svg viewBox="0 0 {width} {h}" width="100%" role="img">']
+    for i, (label, segs) in enumerate(rows):
+        y = i * row_h + 2
+        shown = label if len(label) <= 28 else label[:27] + "…"
+        parts.append(
+            f'<text x="{label_w - 6}" y="{y + 15}" text-anchor="end">'
+            f"<title>{_e(label)}</title>{_e(shown)}</text>"
+        )
+        x = float(label_w)
+        for value, color in segs:
+            w = plot_w * value / peak
+            if w > 0:
+                parts.append(
+                    f'<rect x="{x:.1f}" y="{y + 3}" width="{max(w, 1):.1f}" '
+                    f'height="{row_h - 6}" fill="{color}" rx="2">'
+                    f"<title>{_e(label)}: {value:,}</title></rect>"
+                )
+            x += w
+        parts.append(f'<text x="{x + 6:.1f}" y="{y + 15}">{sum(v for v, _ in segs):,}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _columns(size: int, buckets: list[tuple[int, Tally]], width: int = 1060) -> str:
+    """Requests over time, stacked: changed, rejected, the rest."""
+    if not buckets:
+        return '<p class="meta">no timestamps</p>'
+    left, bottom, top, h = 56, 26, 8, 220
+    plot_w, plot_h = width - left - 10, h - bottom - top
+    peak = max(b.requests for _, b in buckets) or 1
+    step = 10 ** math.floor(math.log10(peak)) if peak >= 1 else 1
+    ticks = [v for v in range(0, peak + 1, max(step, 1))][:11]
+    col_w = plot_w / len(buckets)
+    parts = [f'<svg viewBox="0 0 {width} {h}" width="100%" role="img">']
+    for v in ticks:
+        y = top + plot_h - plot_h * v / peak
+        parts.append(
+            f'<line x1="{left}" x2="{width - 10}" y1="{y:.1f}" y2="{y:.1f}" '
+            f'stroke="#eee"/><text x="{left - 6}" y="{y + 4:.1f}" '
+            f'text-anchor="end">{v:,}</text>'
+        )
+    label_every = max(1, len(buckets) // 8)
+    for i, (t, b) in enumerate(buckets):
+        x = left + i * col_w
+        y = float(top + plot_h)
+        when = datetime.fromtimestamp(t, UTC)
+        stamp = when.strftime("%Y-%m-%d %H:%M")
+        tip = (
+            f"{stamp} UTC (+{_duration(size)}): {b.requests:,} requests, {b.changed:,} "
+            f"changed, {b.rejected:,} rejected"
+        )
+        other = b.requests - b.changed - b.rejected
+        parts.append(f"<g><title>{_e(tip)}</title>")
+        for value, color in ((b.changed, _C_CHANGED), (b.rejected, _C_REJECTED), (other, _C_OTHER)):
+            if value <= 0:
+                continue
+            bh = plot_h * value / peak
+            y -= bh
+            parts.append(
+                f'<rect x="{x + 0.5:.1f}" y="{y:.1f}" width="{max(col_w - 1, 1):.1f}" '
+                f'height="{bh:.1f}" fill="{color}"/>'
+            )
+        parts.append("</g>")
+        if i % label_every == 0:
+            fmt = "%H:%M" if size < 86400 else "%m-%d"
+            if i == 0 or size >= 86400 or (when.hour == 0 and when.minute == 0):
+                fmt = "%m-%d %H:%M" if size < 86400 else "%Y-%m-%d"
+            parts.append(f'<text x="{x:.1f}" y="{h - 8}">{when.strftime(fmt)}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _legend() -> str:
+    return (
+        '<p class="legend">'
+        f'<span><i class="sw" style="background:{_C_CHANGED}"></i>changed</span>'
+        f'<span><i class="sw" style="background:{_C_REJECTED}"></i>rejected</span>'
+        f'<span><i class="sw" style="background:{_C_OTHER}"></i>left alone</span></p>'
+    )
+
+
+def _tally_segments(t: dict[str, int]) -> list[tuple[int, str]]:
+    other = t["requests"] - t["changed"] - t["rejected"]
+    return [(t["changed"], _C_CHANGED), (t["rejected"], _C_REJECTED), (other, _C_OTHER)]
+
+
+def render_html(summary: Summary) -> str:
+    d = summary.as_dict()
+    total = summary.requests
+    tr = d["time_range"]
+    changed = sum(n for a, n in summary.actions.items() if a in CHANGING)
+    size, buckets = summary.timeline()
+    cards = [
+        ("requests", f"{total:,}"),
+        ("changed", f"{changed:,} ({_pct(changed, total)})"),
+        ("rejected", f"{summary.actions['rejected']:,}"),
+        ("hosts", f"{d['distinct_hosts']:,}"),
+        ("clients", f"{d['distinct_clients']:,}"),
+        ("findings", f"{sum(summary.findings.values()):,}"),
+    ]
+    p: list[str] = [
+        "<!doctype html><html lang=en><head><meta charset=utf-8>",
+        '<meta name="viewport" content="width=device-width,initial-scale=1">',
+        f"<title>urlsan report: {_e(', '.join(summary.sources))}</title>",
+        f"<style>{_CSS}</style></head><body>",
+        "<h1>urlsan audit report</h1>",
+        f'<p class="meta">{_e(", ".join(summary.sources))}',
+    ]
+    if tr["first"]:
+        p.append(f" · {_e(tr['first'])} to {_e(tr['last'])} ({_e(_duration(tr['seconds']))})")
+    if summary.malformed:
+        p.append(f" · {summary.malformed:,} malformed lines left out")
+    if summary.incomplete:
+        p.append(" · last line still being written, left out")
+    p.append("</p><div class=cards>")
+    p += [f"<div class=card>{_e(k)}<b>{_e(v)}</b></div>" for k, v in cards]
+    p.append("</div>")
+
+    p.append(f"<h2>Requests over time <span class=meta>(per {_duration(size)})</span></h2>")
+    p.append(_legend() + _columns(size, buckets))
+
+    p.append("<div class=grid><div><h2>Rewrites per rule</h2>")
+    p.append(_bars([(r, [(n, _C_BAR)]) for r, n in summary.rules.most_common()]))
+    p.append("</div><div><h2>Actions</h2>")
+    colors = {"rejected": _C_REJECTED, **dict.fromkeys(CHANGING, _C_CHANGED)}
+    p.append(_bars([(a, [(n, colors.get(a, _C_OTHER))]) for a, n in summary.actions.most_common()]))
+    p.append("</div></div>")
+
+    p.append("<div class=grid><div><h2>Hosts</h2>" + _legend())
+    p.append(_bars([(h["host"], _tally_segments(h)) for h in d["hosts"]]))
+    p.append("</div><div><h2>Clients</h2>" + _legend())
+    p.append(_bars([(c["client"], _tally_segments(c)) for c in d["clients"]]))
+    p.append("</div></div>")
+
+    p.append("<h2>Findings</h2>")
+    if d["findings"]:
+        p.append("<table><tr><th>finding</th><th class=n>count</th><th>example</th></tr>")
+        for f in d["findings"]:
+            ex = f["example"]
+            p.append(
+                f"<tr><td>{_e(f['rule'])}</td><td class=n>{f['count']:,}</td>"
+                f"<td><code>{_e(ex['before'])}</code><br><span class=meta>"
+                f"{_e(ex['host'])} · {_e(ex['component'])} · {_e(ex['detail'])}"
+                "</span></td></tr>"
+            )
+        p.append("</table>")
+    else:
+        p.append('<p class="meta">none</p>')
+
+    p.append(
+        "<h2>Rules</h2><table><tr><th>rule</th><th class=n>requests</th><th class=n>edits</th></tr>"
+    )
+    p += [
+        f"<tr><td>{_e(r)}</td><td class=n>{v['requests']:,}</td><td class=n>{v['edits']:,}"
+        "</td></tr>"
+        for r, v in d["rules"].items()
+    ]
+    p.append("</table>")
+    p.append('<p class="meta">made by <code>urlsan report --html</code></p></body></html>\n')
+    return "".join(p)

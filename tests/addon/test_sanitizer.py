@@ -1,0 +1,536 @@
+"""The addon in mitmproxy's test harness: every option, mode and action, HTTP/1 and HTTP/2."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mitmproxy import exceptions, http
+from mitmproxy.test import taddons, tflow, tutils
+from urlsan.addon import UrlSanitizer
+from urlsan.addon.sanitizer import MODES, parse_settings
+from urlsan.core import Policy
+
+DIRTY = b"/a/./b/../c?x=%7e#frag"
+CANONICAL = b"/a/c?x=~"
+
+
+def flow(
+    path: bytes = DIRTY,
+    *,
+    method: bytes = b"GET",
+    host: bytes = b"example.com",
+    http2: bool = False,
+    headers: list[tuple[bytes, bytes]] | None = None,
+    authority: bytes = b"",
+) -> http.HTTPFlow:
+    version = b"HTTP/2.0" if http2 else b"HTTP/1.1"
+    hdrs = list(headers or [])
+    if not http2:
+        hdrs.insert(0, (b"Host", host))
+    else:
+        authority = authority or host
+    req = tutils.treq(
+        method=method,
+        path=path,
+        http_version=version,
+        host="example.com",
+        port=80,
+        authority=authority,
+        headers=http.Headers(hdrs),
+    )
+    return tflow.tflow(req=req)
+
+
+def records(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text("ascii").splitlines()]
+
+
+@pytest.fixture
+def addon() -> UrlSanitizer:
+    return UrlSanitizer()
+
+
+class TestOptions:
+    def test_defaults(self, addon: UrlSanitizer) -> None:
+        with taddons.context(addon) as tctx:
+            assert tctx.options.urlsan_mode == "rewrite"
+            assert tctx.options.urlsan_log == ""
+            assert tctx.options.urlsan_profile == "rfc3986"
+            assert tctx.options.urlsan_signed == "skip"
+            assert "X-Amz-Signature" in tctx.options.urlsan_redact
+            assert addon.settings.policy.enabled("strip-fragment")
+
+    @pytest.mark.parametrize(
+        "option, value, message",
+        [
+            ("urlsan_mode", "block", "urlsan_mode must be one of"),
+            ("urlsan_profile", "nope", "urlsan_profile"),
+            ("urlsan_rules", "+no-such-rule", "urlsan_rules"),
+            ("urlsan_filter", "~~~ (", "urlsan_filter"),
+            ("urlsan_signed", "maybe", "urlsan_signed must be one of"),
+        ],
+    )
+    def test_invalid_values_are_options_errors(
+        self, addon: UrlSanitizer, option: str, value: str, message: str
+    ) -> None:
+        with taddons.context(addon) as tctx:
+            with pytest.raises(exceptions.OptionsError, match=message):
+                tctx.configure(addon, **{option: value})
+            assert addon.settings.mode == "rewrite"  # the old settings stay
+
+    def test_rules_and_profile(self, addon: UrlSanitizer) -> None:
+        with taddons.context(addon) as tctx:
+            tctx.configure(addon, urlsan_profile="crawler", urlsan_rules="+merge-slashes")
+            assert addon.settings.policy.enabled("merge-slashes")
+            assert addon.settings.policy.enabled("sort-query")
+            tctx.configure(addon, urlsan_rules="-strip-fragment")
+            assert not addon.settings.policy.enabled("strip-fragment")
+
+    def test_rules_change_what_is_forwarded(self, addon: UrlSanitizer) -> None:
+        with taddons.context(addon) as tctx:
+            tctx.configure(addon, urlsan_rules="+merge-slashes,-remove-dot-segments")
+            f = flow(b"/a//b/./c")
+            addon.requestheaders(f)
+            assert f.request.data.path == b"/a/b/./c"
+
+    def test_unwritable_log_is_an_options_error(self, addon: UrlSanitizer, tmp_path: Path) -> None:
+        missing = str(tmp_path / "missing" / "audit.jsonl")
+        with (
+            taddons.context(addon) as tctx,
+            pytest.raises(exceptions.OptionsError, match="urlsan_log"),
+        ):
+            tctx.configure(addon, urlsan_log=missing)
+
+    def test_log_can_be_switched_at_run_time(self, addon: UrlSanitizer, tmp_path: Path) -> None:
+        first, second = tmp_path / "1.jsonl", tmp_path / "2.jsonl"
+        with taddons.context(addon) as tctx:
+            tctx.configure(addon, urlsan_log=str(first))
+            addon.requestheaders(flow())
+            tctx.configure(addon, urlsan_log=str(second))
+            addon.requestheaders(flow())
+            tctx.configure(addon, urlsan_log="")
+            addon.requestheaders(flow())
+            assert addon.log is None
+        assert len(records(first)) == 1
+        assert len(records(second)) == 1
+
+    def test_parse_settings_is_pure(self) -> None:
+        s = parse_settings("audit", "strict", "+sort-query", "~d example.com", ["Token"], "rewrite")
+        assert s.mode == "audit"
+        assert s.strict.strict and s.policy.enabled("sort-query")
+        assert s.redactor.names == frozenset({"token"})
+
+
+class TestModes:
+    @pytest.mark.parametrize("http2", [False, True])
+    def test_rewrite(self, addon: UrlSanitizer, http2: bool) -> None:
+        with taddons.context(addon):
+            f = flow(http2=http2)
+            addon.requestheaders(f)
+            assert f.request.data.path == CANONICAL
+            assert f.response is None
+            meta = f.metadata["urlsan"]
+            assert meta["action"] == "rewritten"
+            assert {e["rule"] for e in meta["edits"]} == {
+                "remove-dot-segments",
+                "decode-unreserved",
+                "strip-fragment",
+            }
+            assert f.marked
+            assert f.comment.startswith("urlsan rewritten: ")
+            assert "remove-dot-segments" in f.comment
+
+    @pytest.mark.parametrize("http2", [False, True])
+    def test_audit_forwards_unchanged(self, addon: UrlSanitizer, http2: bool) -> None:
+        with taddons.context(addon) as tctx:
+            tctx.configure(addon, urlsan_mode="audit")
+            f = flow(host=b"Example.COM:80", http2=http2)
+            before = (f.request.data.path, f.request.host_header)
+            addon.requestheaders(f)
+            assert (f.request.data.path, f.request.host_header) == before
+            assert f.metadata["urlsan"]["action"] == "audited"
+            assert f.metadata["urlsan"]["after"] == CANONICAL.decode()
+
+    @pytest.mark.parametrize(
+        "path, rule",
+        [
+            (b"/a%zz", "encode-stray-percent"),
+            (b"/a b", "encode-unsafe"),
+            (b"/c\r\nX-Injected: 1", "encode-unsafe"),
+            (b"/caf\xc3\xa9", "encode-non-ascii"),
+        ],
+    )
+    @pytest.mark.parametrize("http2", [False, True])
+    def test_reject_invalid(self, addon: UrlSanitizer, path: bytes, rule: str, http2: bool) -> None:
+        with taddons.context(addon) as tctx:
+            tctx.configure(addon, urlsan_mode="reject")
+            f = flow(path, http2=http2)
+            addon.requestheaders(f)
+            assert f.response is not None
+            assert f.response.status_code == 400
+            assert f.response.headers["content-type"].startswith("text/plain")
+            body = f.response.content or b""
+            assert rule.encode() in body and b"offset" in body
+            assert b"\r" not in body.rstrip(b"\n") and b"\n" not in body.rstrip(b"\n")
+            assert f.request.data.path == path  # nothing forwarded, nothing changed
+            assert f.metadata["urlsan"]["action"] == "rejected"
+            assert f.metadata["urlsan"]["findings"][0]["rule"] == rule
+
+    def test_reject_forwards_valid_targets_canonicalized(self, addon: UrlSanitizer) -> None:
+        with taddons.context(addon) as tctx:
+            tctx.configure(addon, urlsan_mode="reject")
+            f = flow(b"/a/./b/%7e")
+            addon.requestheaders(f)
+            assert f.response is None
+            assert f.request.data.path == b"/a/b/~"
+
+    @pytest.mark.parametrize("method", [b"GET", b"HEAD"])
+    @pytest.mark.parametrize("http2", [False, True])
+    def test_redirect(self, addon: UrlSanitizer, method: bytes, http2: bool) -> None:
+        with taddons.context(addon) as tctx:
+            tctx.configure(addon, urlsan_mode="redirect")
+            f = flow(method=method, http2=http2)
+            addon.requestheaders(f)
+            assert f.response is not None
+            assert f.response.status_code == 308
+            assert f.response.headers["location"] == CANONICAL.decode()
+            assert f.request.data.path == DIRTY
+            assert f.metadata["urlsan"]["action"] == "redirected"
+
+    def test_redirect_rewrites_other_methods(self, addon: UrlSanitizer) -> None:
+        with taddons.context(addon) as tctx:
+            tctx.configure(addon, urlsan_mode="redirect")
+            f = flow(method=b"POST")
+            addon.requestheaders(f)
+            assert f.response is None
+            assert f.request.data.path == CANONICAL
+            assert f.metadata["urlsan"]["action"] == "rewritten"
+
+    def test_redirect_never_to_a_network_path(self, addon: UrlSanitizer) -> None:
+        # Location: //evil.example/x would send the client to another host.
+        with taddons.context(addon) as tctx:
+            tctx.configure(addon, urlsan_mode="redirect")
+            f = flow(b"//evil.example/./x")
+            addon.requestheaders(f)
+            assert f.response is None
+            assert f.request.data.path == b"//evil.example/x"
+
+    def test_redirect_host_only_change_is_rewritten(self, addon: UrlSanitizer) -> None:
+        # A relative Location cannot fix the host: redirecting would loop.
+        with taddons.context(addon) as tctx:
+            tctx.configure(addon, urlsan_mode="redirect")
+            f = flow(b"/clean", host=b"EXAMPLE.com")
+            addon.requestheaders(f)
+            assert f.response is None
+            assert f.request.headers["host"] == "example.com"
+
+    @pytest.mark.parametrize("mode", MODES)
+    def test_clean_target_is_byte_identical(self, addon: UrlSanitizer, mode: str) -> None:
+        with taddons.context(addon) as tctx:
+            tctx.configure(addon, urlsan_mode=mode)
+            for path in (b"/", b"/a/b?c=d&e", b"/~user/%2F?q=%C3%A9"):
+                f = flow(path)
+                addon.requestheaders(f)
+                assert f.request.data.path == path
+                assert f.response is None
+                assert f.metadata["urlsan"]["action"] == "unchanged"
+                assert not f.marked and not f.comment
+
+
+class TestHost:
+    @pytest.mark.parametrize(
+        "host, expected",
+        [
+            (b"Example.COM", "example.com"),
+            (b"example.com:80", "example.com"),
+            (b"example.com:0080", "example.com"),
+            (b"EXAMPLE.com:8080", "example.com:8080"),
+            (b"example.com", "example.com"),
+        ],
+    )
+    def test_http1_host_header(self, addon: UrlSanitizer, host: bytes, expected: str) -> None:
+        with taddons.context(addon):
+            f = flow(b"/clean", host=host)
+            addon.requestheaders(f)
+            assert f.request.headers["host"] == expected
+            assert f.request.data.path == b"/clean"
+
+    def test_http2_authority(self, addon: UrlSanitizer) -> None:
+        with taddons.context(addon):
+            f = flow(b"/clean", host=b"Example.COM:80", http2=True)
+            addon.requestheaders(f)
+            assert f.request.authority == "example.com"
+            edits = f.metadata["urlsan"]["edits"]
+            assert [e["rule"] for e in edits] == ["lowercase-host", "drop-default-port"]
+            assert edits[0]["start"] == 0 and edits[0]["before"] == "Example.COM"
+
+    def test_absolute_form_authority(self, addon: UrlSanitizer) -> None:
+        # Kept by mitmproxy outside regular mode (e.g. upstream mode): canonicalized like Host.
+        with taddons.context(addon):
+            f = flow(b"/clean", host=b"Example.COM", authority=b"Example.COM:80")
+            addon.requestheaders(f)
+            assert f.request.data.authority == b"example.com"
+            assert f.request.headers["host"] == "example.com"
+
+    def test_https_default_port(self, addon: UrlSanitizer) -> None:
+        with taddons.context(addon):
+            f = flow(b"/clean", host=b"example.com:443")
+            f.request.scheme = "https"
+            addon.requestheaders(f)
+            assert f.request.headers["host"] == "example.com"
+
+    @pytest.mark.parametrize("host", [b"Example.com/../x", b"Example.com?x#y", b"EXAMPLE.com/a b"])
+    def test_host_that_is_not_host_port_is_left_alone(
+        self, addon: UrlSanitizer, host: bytes
+    ) -> None:
+        # Only host and port rules may touch a Host header; anything more is not ours to repair.
+        with taddons.context(addon):
+            f = flow(b"/clean", host=host)
+            addon.requestheaders(f)
+            assert f.request.headers["host"] == host.decode()
+
+
+class TestSigned:
+    @pytest.mark.parametrize(
+        "path, headers",
+        [
+            (b"/b/k%7e?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=abc", []),
+            (b"/b/k%7e?x-amz-credential=abc", []),
+            (b"/o/k%7e?X-Goog-Signature=abc", []),
+            (b"/k%7e?Expires=1&Signature=abc&Key-Pair-Id=K", []),
+            (b"/c/b%7e?sv=2021&se=2030&sig=abc", []),
+            (b"/b/k%7e", [(b"Authorization", b"AWS4-HMAC-SHA256 Credential=x, Signature=y")]),
+        ],
+    )
+    def test_signed_requests_are_only_audited(
+        self, addon: UrlSanitizer, path: bytes, headers: list[tuple[bytes, bytes]]
+    ) -> None:
+        with taddons.context(addon):
+            f = flow(path, headers=headers)
+            addon.requestheaders(f)
+            assert f.request.data.path == path
+            assert f.metadata["urlsan"]["action"] == "skipped-signed"
+            assert f.marked == ":warning:"
+
+    def test_signed_rewrite_option(self, addon: UrlSanitizer) -> None:
+        with taddons.context(addon) as tctx:
+            tctx.configure(addon, urlsan_signed="rewrite")
+            f = flow(b"/b/k%7e?X-Amz-Signature=abc")
+            addon.requestheaders(f)
+            assert f.request.data.path == b"/b/k~?X-Amz-Signature=abc"
+
+    def test_partial_signature_parameters_are_not_signed(self, addon: UrlSanitizer) -> None:
+        with taddons.context(addon):
+            f = flow(b"/k%7e?Signature=abc")  # CloudFront needs Key-Pair-Id too
+            addon.requestheaders(f)
+            assert f.request.data.path == b"/k~?Signature=abc"
+
+    def test_signed_but_not_wire_safe_is_rewritten(self, addon: UrlSanitizer) -> None:
+        # A signature never exempts bytes that would split the request line.
+        with taddons.context(addon):
+            f = flow(b"/k\r\nX: 1?X-Amz-Signature=abc", http2=True)
+            addon.requestheaders(f)
+            assert f.request.data.path == b"/k%0D%0AX:%201?X-Amz-Signature=abc"
+
+
+class TestFlowHandling:
+    def test_filter(self, addon: UrlSanitizer) -> None:
+        with taddons.context(addon) as tctx:
+            tctx.configure(addon, urlsan_filter="!~d s3.amazonaws.com")
+            skipped = flow(host=b"bucket.s3.amazonaws.com")
+            skipped.request.host = "bucket.s3.amazonaws.com"
+            addon.requestheaders(skipped)
+            assert skipped.request.data.path == DIRTY
+            assert "urlsan" not in skipped.metadata
+            touched = flow()
+            addon.requestheaders(touched)
+            assert touched.request.data.path == CANONICAL
+
+    def test_answered_or_dead_flows_are_left_alone(self, addon: UrlSanitizer) -> None:
+        with taddons.context(addon):
+            answered = flow()
+            answered.response = tutils.tresp()
+            dead = flow()
+            dead.live = False
+            for f in (answered, dead):
+                addon.requestheaders(f)
+                assert f.request.data.path == DIRTY
+                assert "urlsan" not in f.metadata
+
+    def test_connect_is_left_alone(self, addon: UrlSanitizer) -> None:
+        with taddons.context(addon):
+            f = flow(b"", method=b"CONNECT", authority=b"Example.com:443")
+            addon.requestheaders(f)
+            assert "urlsan" not in f.metadata
+
+    def test_asterisk_form(self, addon: UrlSanitizer) -> None:
+        with taddons.context(addon):
+            f = flow(b"*", method=b"OPTIONS")
+            addon.requestheaders(f)
+            assert f.request.data.path == b"*"
+
+    @pytest.mark.parametrize(
+        "mode, expect_response", [("rewrite", False), ("audit", False), ("reject", True)]
+    )
+    def test_exception_never_drops_or_corrupts(
+        self,
+        addon: UrlSanitizer,
+        monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture,
+        mode: str,
+        expect_response: bool,
+    ) -> None:
+        class Broken(dict[str, Any]):
+            def __setitem__(self, key: str, value: Any) -> None:
+                raise RuntimeError("boom")
+
+        with taddons.context(addon) as tctx:
+            tctx.configure(addon, urlsan_mode=mode)
+            f = flow(host=b"Example.COM")
+            # Fail after the target was rewritten: the request must come back as it was.
+            f.metadata = Broken()
+            headers = f.request.headers.fields
+            with caplog.at_level(logging.ERROR):
+                addon.requestheaders(f)
+            assert f.request.data.path == DIRTY
+            assert f.request.headers.fields == headers
+            assert "urlsan failed" in caplog.text
+            assert addon.errors == 1
+        if expect_response:
+            assert f.response is not None and f.response.status_code == 400
+        else:
+            assert f.response is None
+
+    def test_core_output_that_is_not_wire_safe_is_never_assigned(
+        self, addon: UrlSanitizer, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        from urlsan.core import Result
+
+        monkeypatch.setattr(
+            "urlsan.addon.sanitizer.canonicalize",
+            lambda target, policy, form: Result("/x", "/x y\r\nZ: 1"),
+        )
+        with taddons.context(addon):
+            f = flow(b"/x")
+            addon.requestheaders(f)
+            assert f.request.data.path == b"/x"
+
+    def test_stats_command(self, addon: UrlSanitizer) -> None:
+        with taddons.context(addon) as tctx:
+            addon.requestheaders(flow())
+            addon.requestheaders(flow(b"/clean"))
+            tctx.configure(addon, urlsan_mode="reject")
+            addon.requestheaders(flow(b"/a b"))
+            stats = json.loads(tctx.command(addon.stats))
+            assert stats["actions"] == {"rewritten": 1, "unchanged": 1, "rejected": 1}
+            assert stats["rules"]["remove-dot-segments"] == 1
+            assert stats["errors"] == {"total": 0}
+            assert "urlsan.stats" in tctx.master.commands.commands
+
+    def test_summary_logged_at_done(
+        self, addon: UrlSanitizer, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        with taddons.context(addon):
+            addon.requestheaders(flow())
+            with caplog.at_level(logging.INFO):
+                addon.done()
+        assert "urlsan: 1 requests checked in rewrite mode: 1 rewritten" in caplog.text
+
+
+class TestAuditLog:
+    def test_record_fields(self, addon: UrlSanitizer, tmp_path: Path) -> None:
+        log = tmp_path / "audit.jsonl"
+        with taddons.context(addon) as tctx:
+            tctx.configure(addon, urlsan_log=str(log))
+            addon.requestheaders(flow(http2=True))
+            addon.requestheaders(flow(b"/clean"))  # not logged: nothing to say
+            tctx.configure(addon, urlsan_mode="reject")
+            addon.requestheaders(flow(b"/a%zz"))
+            addon.done()
+        first, second = records(log)
+        assert set(first) >= {
+            "ts",
+            "client",
+            "method",
+            "scheme",
+            "host",
+            "before",
+            "after",
+            "action",
+            "edits",
+            "findings",
+        }
+        assert first["ts"].endswith("Z")
+        assert first["client"] == "127.0.0.1:22"
+        assert (first["method"], first["scheme"], first["host"]) == ("GET", "http", "example.com")
+        assert first["before"] == DIRTY.decode() and first["after"] == CANONICAL.decode()
+        assert first["action"] == "rewritten"
+        assert first["http_version"] == "HTTP/2.0"
+        edit = first["edits"][0]
+        assert set(edit) == {"rule", "component", "start", "end", "before", "after"}
+        assert second["action"] == "rejected" and second["after"] is None
+        assert "encode-stray-percent" in second["reason"]
+
+    @pytest.mark.parametrize(
+        "mode, action",
+        [("rewrite", "rewritten"), ("audit", "audited"), ("redirect", "redirected")],
+    )
+    def test_every_action_is_logged(
+        self, addon: UrlSanitizer, tmp_path: Path, mode: str, action: str
+    ) -> None:
+        log = tmp_path / "audit.jsonl"
+        with taddons.context(addon) as tctx:
+            tctx.configure(addon, urlsan_log=str(log), urlsan_mode=mode)
+            addon.requestheaders(flow())
+            addon.requestheaders(flow(b"/p%7e?X-Amz-Signature=s3cr3t"))
+        assert [r["action"] for r in records(log)] == [action, "skipped-signed"]
+
+    def test_findings_without_edits_are_logged_as_unchanged(
+        self, addon: UrlSanitizer, tmp_path: Path
+    ) -> None:
+        log = tmp_path / "audit.jsonl"
+        target = b"/a%2Fb"  # an escaped slash: reported, never decoded by default
+        with taddons.context(addon) as tctx:
+            tctx.configure(addon, urlsan_log=str(log))
+            f = flow(target)
+            addon.requestheaders(f)
+            assert f.request.data.path == target
+        (record,) = records(log)
+        assert record["action"] == "unchanged"
+        assert record["findings"][0]["rule"] == "escaped-slash"
+        assert record["before"] == record["after"] == "/a%2Fb"
+
+    def test_redaction(self, addon: UrlSanitizer, tmp_path: Path) -> None:
+        log = tmp_path / "audit.jsonl"
+        with taddons.context(addon) as tctx:
+            tctx.configure(addon, urlsan_log=str(log), urlsan_signed="rewrite")
+            addon.requestheaders(flow(b"/a/../b?token=t%6fp&X-Amz-Signature=s3cr3t&q=%7e"))
+            addon.done()
+        text = log.read_text()
+        assert "s3cr3t" not in text and "t%6fp" not in text and "top" not in text
+        record = records(log)[0]
+        assert record["before"] == "/a/../b?token=***&X-Amz-Signature=***&q=%7e"
+        assert record["after"] == "/b?token=***&X-Amz-Signature=***&q=~"
+
+    def test_write_failure_keeps_serving(
+        self, addon: UrlSanitizer, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        with taddons.context(addon) as tctx:
+            tctx.configure(addon, urlsan_log=str(tmp_path / "audit.jsonl"))
+            assert addon.log is not None
+            addon.log.close()  # every later write fails, like a full disk
+            f = flow()
+            with caplog.at_level(logging.ERROR):
+                addon.requestheaders(f)
+            assert f.request.data.path == CANONICAL
+            assert "could not write to audit log" in caplog.text
+
+
+def test_policy_default_profile_matches_core() -> None:
+    assert UrlSanitizer().settings.policy.rules == Policy.profile("rfc3986").rules | {
+        "strip-fragment"
+    }

@@ -1,0 +1,206 @@
+"""`urlsan report`: one pass over audit logs; extra fields and a log being written are fine."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_harness import RunUrlsan
+from urlsan.core.report import Summary, render_html, render_text
+
+
+def record(
+    ts: str,
+    action: str,
+    host: str = "example.com",
+    client: str = "10.0.0.1:50000",
+    rules: tuple[str, ...] = (),
+    findings: tuple[str, ...] = (),
+    before: str = "/a",
+    **extra: Any,
+) -> dict[str, Any]:
+    return {
+        "ts": ts,
+        "client": client,
+        "method": "GET",
+        "scheme": "http",
+        "host": host,
+        "before": before,
+        "after": before.lower(),
+        "action": action,
+        "edits": [
+            {"rule": r, "component": "path", "start": 0, "end": 1, "before": "x", "after": "y"}
+            for r in rules
+        ],
+        "findings": [
+            {"rule": f, "component": "path", "offset": 3, "detail": f"{f} detail"} for f in findings
+        ],
+        **extra,
+    }
+
+
+RECORDS = [
+    record("2026-11-22T04:00:05Z", "rewritten", rules=("decode-unreserved",), before="/%7Ea"),
+    record(
+        "2026-11-22T04:00:30.5Z",
+        "rewritten",
+        rules=("decode-unreserved", "decode-unreserved", "remove-dot-segments"),
+        findings=("dot-segment",),
+        before="/x/../%7eb",
+    ),
+    record("2026-11-22T04:20:00Z", "unchanged", host="b.test", client="10.0.0.2:1"),
+    record(
+        "2026-11-22T05:00:00+00:00",
+        "rejected",
+        host="b.test",
+        client="[::1]:443",
+        findings=("escaped-slash",),
+        before="/a%2F..",
+        reason="escaped slash",  # extra fields are fine
+    ),
+    record("2026-11-22T05:30:00Z", "audited", rules=("uppercase-escape",), client="10.0.0.1:2"),
+    record("2026-11-22T05:31:00Z", "skipped-signed", host="bucket.s3.amazonaws.com"),
+]
+
+
+def write_log(path: Path, records: list[dict[str, Any]], tail: bytes = b"") -> Path:
+    path.write_bytes(b"".join(json.dumps(r).encode() + b"\n" for r in records) + tail)
+    return path
+
+
+def test_counts(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "audit.jsonl", RECORDS)
+    s = Summary()
+    s.read(str(log))
+    d = s.as_dict()
+    assert d["requests"] == 6 and d["lines"] == 6
+    assert d["actions"] == {
+        "rewritten": 2,
+        "unchanged": 1,
+        "rejected": 1,
+        "audited": 1,
+        "skipped-signed": 1,
+    }
+    # Requests per rule count a request once; edits count every edit.
+    assert d["rules"] == {
+        "decode-unreserved": {"requests": 2, "edits": 3},
+        "remove-dot-segments": {"requests": 1, "edits": 1},
+        "uppercase-escape": {"requests": 1, "edits": 1},
+    }
+    assert d["hosts"][0] == {"host": "example.com", "requests": 3, "changed": 3, "rejected": 0}
+    assert {"host": "b.test", "requests": 2, "changed": 0, "rejected": 1} in d["hosts"]
+    clients = {c["client"]: c["requests"] for c in d["clients"]}
+    assert clients == {"10.0.0.1": 4, "10.0.0.2": 1, "::1": 1}  # ports folded
+    assert [f["rule"] for f in d["findings"]] == ["dot-segment", "escaped-slash"]
+    assert d["findings"][0]["example"]["before"] == "/x/../%7eb"
+    assert d["time_range"] == {
+        "first": "2026-11-22T04:00:05Z",
+        "last": "2026-11-22T05:31:00Z",
+        "seconds": 5455.0,
+    }
+    timeline = d["timeline"]
+    assert timeline["bucket_seconds"] == 60
+    assert timeline["buckets"][0] == {
+        "start": "2026-11-22T04:00:00Z",
+        "requests": 2,
+        "changed": 2,
+        "rejected": 0,
+    }
+    assert sum(b["requests"] for b in timeline["buckets"]) == 6
+    assert len(timeline["buckets"]) == 92
+
+
+def test_a_log_still_being_written(tmp_path: Path) -> None:
+    log = write_log(tmp_path / "audit.jsonl", RECORDS, tail=b'{"ts": "2026-11-22T05:32:00Z", "ac')
+    s = Summary()
+    s.read(str(log))
+    assert (s.requests, s.malformed, s.incomplete) == (6, 0, 1)
+    assert "still being written" in render_text(s)
+
+
+def test_malformed_lines_are_counted_and_skipped(tmp_path: Path) -> None:
+    lines = [json.dumps(RECORDS[0]), "not json", "[1, 2]", "", json.dumps(RECORDS[1])]
+    log = tmp_path / "audit.jsonl"
+    log.write_text("\n".join(lines) + "\n")
+    s = Summary()
+    s.read(str(log))
+    assert (s.requests, s.malformed, s.incomplete) == (2, 2, 0)
+    assert s.malformed_samples == [f"{log}:2", f"{log}:3"]
+
+
+def test_missing_and_odd_fields_do_not_stop_the_report() -> None:
+    s = Summary()
+    s.add({"action": 3, "edits": "x", "findings": [None, {"rule": 5}], "ts": "yesterday"})
+    s.add({})
+    d = s.as_dict()
+    assert d["requests"] == 2 and d["actions"] == {"unknown": 2}
+    assert d["time_range"]["first"] is None
+    assert render_text(s) and render_html(s)
+
+
+def test_timeline_buckets_grow_with_the_time_span() -> None:
+    s = Summary()
+    for day in range(1, 29):
+        s.add(record(f"2026-02-{day:02d}T12:00:00Z", "rewritten"))
+    size, buckets = s.timeline()
+    assert size == 6 * 3600 and len(buckets) <= 120
+    assert sum(b.requests for _, b in buckets) == 28
+
+
+def test_terminal_table(urlsan: RunUrlsan, tmp_path: Path) -> None:
+    log = write_log(tmp_path / "audit.jsonl", RECORDS)
+    r = urlsan("report", str(log))
+    assert r.status == 0
+    text = r.out.decode()
+    assert "6 requests in 6 lines" in text
+    assert "from 2026-11-22T04:00:05Z to 2026-11-22T05:31:00Z (1h 30m)" in text
+    assert re.search(r"rewritten\s+2\s+33\.3%", text)
+    assert re.search(r"decode-unreserved\s+2\s+3\s+33\.3%", text)
+    assert re.search(r"dot-segment\s+1\s+/x/\.\./%7eb", text)
+
+
+def test_json_gzip_stdin_and_several_logs(urlsan: RunUrlsan, tmp_path: Path) -> None:
+    first = write_log(tmp_path / "audit.1.jsonl", RECORDS[:3])
+    second = tmp_path / "audit.2.jsonl.gz"
+    second.write_bytes(gzip.compress(write_log(tmp_path / "x", RECORDS[3:]).read_bytes()))
+    d = json.loads(urlsan("report", "--json", str(first), str(second)).out)
+    assert d["requests"] == 6 and d["sources"] == [str(first), str(second)]
+    piped = json.loads(urlsan("report", "--json", "-", stdin=second.read_bytes()).out)
+    assert piped["requests"] == 3
+
+
+def test_html_is_self_contained_and_escapes_the_log(urlsan: RunUrlsan, tmp_path: Path) -> None:
+    evil = record(
+        "2026-11-22T06:00:00Z",
+        "rewritten",
+        host="<script>alert(1)</script>",
+        rules=('"><img src=x onerror=alert(2)>',),
+        findings=("</table><script>",),
+        before="/<b>",
+    )
+    log = write_log(tmp_path / "audit.jsonl", [*RECORDS, evil])
+    out = tmp_path / "report.html"
+    assert urlsan("report", "--html", "-o", str(out), str(log)).status == 0
+    page = out.read_text()
+    assert page.startswith("<!doctype html>") and page.count("<svg") >= 5
+    assert "<script" not in page and "<img" not in page  # nothing from the log runs
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    # Self-contained: no scripts, stylesheets, images or fonts fetched from anywhere.
+    assert not re.search(r"""<[^>]*\s(src|href)\s*=|@import|url\(""", page)
+    assert "Rewrites per rule" in page and "Requests over time" in page
+
+
+def test_missing_log_is_a_usage_error(urlsan: RunUrlsan) -> None:
+    r = urlsan("report", "/nonexistent/audit.jsonl")
+    assert r.status == 2 and "cannot read /nonexistent/audit.jsonl" in r.err
+
+
+@pytest.mark.parametrize("fmt", [[], ["--json"], ["--html"]])
+def test_an_empty_log(urlsan: RunUrlsan, tmp_path: Path, fmt: list[str]) -> None:
+    log = tmp_path / "audit.jsonl"
+    log.write_bytes(b"")
+    assert urlsan("report", *fmt, str(log)).status == 0

@@ -1,0 +1,111 @@
+"""Findings: stable names, the component they are in, and offsets into the input."""
+
+from __future__ import annotations
+
+import pytest
+from urlsan.core import Finding, Policy, canonicalize
+from urlsan.core.findings import FINDING_NAMES
+
+# (target, finding name, component, offset of the first occurrence, detail)
+CASES = [
+    ("/a/./b", "dot-segment", "path", 3, "."),
+    ("/a/../b", "dot-segment", "path", 3, ".."),
+    ("/a/%2e%2E/b", "encoded-dot-segment", "path", 3, "%2e%2E"),
+    ("/a/.%2e/b", "encoded-dot-segment", "path", 3, ".%2e"),
+    ("/a/%2e/b", "encoded-dot-segment", "path", 3, "%2e"),
+    ("/../etc/passwd", "dot-segment-above-root", "path", 1, ".."),
+    ("/a/../../b", "dot-segment-above-root", "path", 6, ".."),
+    ("http://h/%2e%2e/x", "dot-segment-above-root", "path", 9, "%2e%2e"),
+    ("/..;/admin", "path-parameter-dotdot", "path", 1, "..;"),
+    ("/a/..;jsessionid=1/b", "path-parameter-dotdot", "path", 3, "..;jsessionid=1"),
+    ("/a%2fb", "escaped-slash", "path", 2, "%2f"),
+    ("/a%5Cb", "escaped-slash", "path", 2, "%5C"),
+    ("/a\\b", "backslash", "path", 2, "\\"),
+    ("/%252e%252e/", "double-encoding", "path", 1, "%252e"),
+    ("/?q=%2541", "double-encoding", "query", 4, "%2541"),
+    ("/%c0%ae%c0%ae/", "overlong-utf8", "path", 1, "%c0%ae"),
+    ("/%e0%80%af", "overlong-utf8", "path", 1, "%e0%80"),
+    ("/\udcc0\udcae", "overlong-utf8", "path", 1, "\udcc0\udcae"),
+    ("/%u002e%u002e/", "percent-u", "path", 1, "%u002e"),
+    ("/a%00.jpg", "nul-escape", "path", 2, "%00"),
+    ("/?q=%00", "nul-escape", "query", 4, "%00"),
+    ("/a%0d%0aSet-Cookie:x", "crlf-escape", "path", 2, "%0d"),
+    ("/#%0A", "crlf-escape", "fragment", 2, "%0A"),
+    ("http://0x7f.1/", "numeric-host", "host", 7, "0x7f.1"),
+    ("http://0177.0.0.1/", "numeric-host", "host", 7, "0177.0.0.1"),
+    ("http://2130706433/", "numeric-host", "host", 7, "2130706433"),
+    ("http://127.1/", "numeric-host", "host", 7, "127.1"),
+    ("http://user@h/", "userinfo", "userinfo", 7, "user"),
+    ("http://user:pw@h/", "userinfo", "userinfo", 7, "password"),
+    ("http://\u2603.net/", "invalid-idn", "host", 7, "\u2603.net"),
+]
+
+
+def _find(target: str, name: str) -> Finding:
+    found = [f for f in canonicalize(target).findings if f.rule == name]
+    assert len(found) == 1, canonicalize(target).findings
+    return found[0]
+
+
+@pytest.mark.parametrize(("target", "name", "component", "offset", "detail"), CASES)
+def test_finding(target: str, name: str, component: str, offset: int, detail: str) -> None:
+    finding = _find(target, name)
+    assert (finding.component, finding.offset, finding.detail) == (component, offset, detail)
+    if name not in ("numeric-host", "userinfo", "invalid-idn"):
+        assert target[offset : offset + len(detail)] == detail
+
+
+def test_every_finding_name_is_exercised() -> None:
+    assert {name for _, name, *_ in CASES} == set(FINDING_NAMES)
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        "/a/b.c/d..e/.f/g.",
+        "/...",
+        "/a%2541",  # not a dot: "%25" is an escaped "%"
+        "http://127.0.0.1/",
+        "http://[::1]/",
+        "http://example.com/",
+        "/a;b/c",
+        "/?q=%20",
+        "http://1.2.3.4.5/",
+    ],
+)
+def test_no_finding(target: str) -> None:
+    names = {f.rule for f in canonicalize(target).findings}
+    assert names <= {"double-encoding"}, names
+    if "%25" not in target:
+        assert names == set()
+
+
+def test_findings_are_counted_per_rule_and_component() -> None:
+    finding = _find("/a/../b/../c/..", "dot-segment")
+    assert finding.offset == 3
+    assert finding.count == 3
+
+
+def test_findings_do_not_depend_on_the_profile() -> None:
+    # Detectors read the raw input: turning rules off must not hide an attack.
+    target = "/a/%2e%2e/..;/b%2f%00?x=%0d"
+    default = canonicalize(target).findings
+    assert default
+    for policy in (
+        Policy.profile("crawler"),
+        Policy.profile("rfc2396"),
+        Policy().with_rules("-remove-dot-segments,-decode-unreserved"),
+    ):
+        assert canonicalize(target, policy).findings == default
+
+
+def test_findings_are_reported_when_the_target_is_unchanged() -> None:
+    result = canonicalize("/a%2Fb")
+    assert not result.changed
+    assert [f.rule for f in result.findings] == ["escaped-slash"]
+
+
+def test_strict_profile_does_not_raise_for_findings_alone() -> None:
+    # "%2F" is valid RFC 3986: strict refuses repairs, not suspicious-but-valid input.
+    result = canonicalize("/a%2Fb/%00", Policy.profile("strict"))
+    assert {f.rule for f in result.findings} == {"escaped-slash", "nul-escape"}

@@ -1,0 +1,153 @@
+"""`Policy`: the rule table, the named profiles, and switching rules on and off."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from urlsan.core import RULES, InvalidTarget, Policy, canonicalize
+from urlsan.core.policy import DEFAULT_POLICY, PROFILES, RULE_NAMES
+
+LOSSY = {
+    "strip-fragment",
+    "strip-host-dot",
+    "numeric-host",
+    "backslash-as-slash",
+    "decode-escaped-slash",
+    "reject-escaped-slash",
+    "merge-slashes",
+    "drop-params",
+    "sort-query",
+    "drop-empty-query",
+}
+
+
+def test_rule_names_are_unique_and_documented() -> None:
+    assert len(RULE_NAMES) == len(set(RULE_NAMES))
+    for rule in RULES:
+        assert rule.section, rule
+        assert rule.summary, rule
+
+
+def test_lossy_rules_are_exactly_the_opt_in_ones() -> None:
+    assert {r.name for r in RULES if r.lossy} == LOSSY
+
+
+def test_default_profile_is_rfc3986_and_meaning_preserving() -> None:
+    assert Policy() == DEFAULT_POLICY == Policy.profile("rfc3986")
+    assert DEFAULT_POLICY.rules == frozenset(RULE_NAMES) - LOSSY
+    assert not DEFAULT_POLICY.lossy
+    assert not DEFAULT_POLICY.strict
+
+
+@pytest.mark.parametrize("name", ["rfc3986", "rfc2396", "strict"])
+def test_meaning_preserving_profiles(name: str) -> None:
+    policy = Policy.profile(name)
+    assert not policy.lossy
+    assert policy.name == name
+
+
+def test_crawler_profile_is_lossy() -> None:
+    crawler = Policy.profile("crawler")
+    assert crawler.lossy
+    assert {"strip-fragment", "sort-query", "drop-params", "drop-empty-query"} <= crawler.rules
+    assert "reject-escaped-slash" not in crawler.rules
+
+
+def test_profiles_listed() -> None:
+    assert set(PROFILES) == {"rfc3986", "rfc2396", "crawler", "strict"}
+
+
+def test_unknown_profile() -> None:
+    with pytest.raises(ValueError, match="unknown profile 'nope'"):
+        Policy.profile("nope")
+
+
+def test_with_rules_switches_on_and_off() -> None:
+    policy = Policy().with_rules("+merge-slashes, -remove-dot-segments")
+    assert "merge-slashes" in policy.rules
+    assert "remove-dot-segments" not in policy.rules
+    assert policy.lossy
+    assert canonicalize("//a//./b", policy, form="origin").url == "/a/./b"
+
+
+def test_with_rules_bare_name_switches_on() -> None:
+    assert Policy().with_rules("sort-query").enabled("sort-query")
+
+
+def test_with_rules_is_immutable() -> None:
+    policy = Policy()
+    policy.with_rules("+merge-slashes")
+    assert "merge-slashes" not in policy.rules
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        policy.strict = True  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("spec", ["+nope", "merge_slashes", "+", "++merge-slashes"])
+def test_with_rules_unknown(spec: str) -> None:
+    with pytest.raises(ValueError, match="unknown rule"):
+        Policy().with_rules(spec)
+
+
+def test_unknown_rule_in_constructor() -> None:
+    with pytest.raises(ValueError, match="unknown rule"):
+        Policy(rules=frozenset({"nope"}))
+
+
+def test_escaped_slash_actions_exclude_each_other() -> None:
+    with pytest.raises(ValueError, match="exclude each other"):
+        Policy(rules=frozenset({"decode-escaped-slash", "reject-escaped-slash"}))
+    later_wins = Policy().with_rules("+decode-escaped-slash,+reject-escaped-slash")
+    assert "reject-escaped-slash" in later_wins.rules
+    assert "decode-escaped-slash" not in later_wins.rules
+
+
+def test_with_rules_keeps_profile_settings() -> None:
+    policy = Policy.profile("rfc2396").with_rules("+sort-query")
+    assert policy.unreserved_2396
+    assert canonicalize("/%21?b&a", policy).url == "/!?a&b"
+    strict = Policy.profile("strict").with_rules("-remove-dot-segments")
+    assert strict.strict
+    with pytest.raises(InvalidTarget):
+        canonicalize("/a b", strict)
+
+
+def test_drop_params_patterns() -> None:
+    policy = Policy(drop_params=("utm_*", "sid")).with_rules("+drop-params")
+    assert policy.drops_param("utm_source")
+    assert policy.drops_param("sid")
+    assert not policy.drops_param("sidx")
+    assert not policy.drops_param("UTM_source")
+    assert canonicalize("/?a=1&utm_x=2&sid=3&b", policy).url == "/?a=1&b"
+    assert canonicalize("/?utm_x=2", policy).url == "/"
+
+
+def test_no_drop_params_patterns() -> None:
+    policy = Policy(drop_params=()).with_rules("+drop-params")
+    assert not policy.drops_param("utm_source")
+    assert canonicalize("/?utm_source=1", policy).url == "/?utm_source=1"
+
+
+_ALWAYS_ON = pytest.mark.xfail(
+    strict=True,
+    reason="the character rules run in one table-driven pass that ignores the policy: "
+    "'-decode-unreserved' and '-uppercase-escape' are accepted but do nothing (open question: "
+    "honour them, or refuse to switch off rules the output's validity depends on)",
+)
+_SWITCHABLE = [
+    pytest.param(name, marks=_ALWAYS_ON)
+    if name in ("decode-unreserved", "uppercase-escape", "encode-unsafe")
+    else name
+    for name in RULE_NAMES
+]
+
+
+@pytest.mark.parametrize("name", _SWITCHABLE)
+def test_every_rule_can_be_switched_off(name: str) -> None:
+    # Switching any one rule off never breaks the output (beyond that rule's own change).
+    policy = Policy.profile("crawler").with_rules(f"-{name}")
+    result = canonicalize(
+        "HTTP://U@Ex%41mple.COM.:0080//a/./%2e%2E/b%2f%7e\\c?utm_x=1&b&a#f", policy
+    )
+    assert result.url.isascii()
+    assert not any(edit.rule == name for edit in result.edits)

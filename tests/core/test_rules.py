@@ -1,0 +1,363 @@
+"""One table per rule, run through `canonicalize` (and the rule functions where they are public).
+
+The character tables cover every byte 0x00-0xFF, raw and escaped, in path, query and fragment
+position; the expectations come from RFC 3986 Appendix A, restated here as plain sets.
+"""
+
+from __future__ import annotations
+
+import json
+import string
+from pathlib import Path
+
+import pytest
+from urlsan.core import InvalidTarget, Policy, canonicalize, rules
+
+UNRESERVED = set(string.ascii_letters + string.digits + "-._~")  # §2.3
+SUB_DELIMS = set("!$&'()*+,;=")  # §2.2
+PCHAR = UNRESERVED | SUB_DELIMS | set(":@")  # §3.3
+ALLOWED = {"path": PCHAR | {"/"}, "query": PCHAR | set("/?"), "fragment": PCHAR | set("/?")}
+# Where a byte sits, between "x" and "y" so no dot segment or escape forms by accident.
+POSITION = {"path": ("/x", "y"), "query": ("/?x", "y"), "fragment": ("/#x", "y")}
+# Characters that end the component they would be in.
+DELIMITER = {"path": set("?#"), "query": {"#"}, "fragment": set()}
+
+
+def url(component: str, middle: str) -> str:
+    head, tail = POSITION[component]
+    return head + middle + tail
+
+
+def ids(value: object) -> str:
+    return f"{value:02X}" if isinstance(value, int) else str(value)
+
+
+# --- Every byte, raw (as bytes input: >= 0x80 arrives as a surrogate) and escaped.
+
+
+@pytest.mark.parametrize("component", ["path", "query", "fragment"])
+@pytest.mark.parametrize("byte", range(256), ids=ids)
+def test_every_raw_byte(component: str, byte: int) -> None:
+    char = chr(byte)
+    if char in DELIMITER[component] or char == "%":
+        return  # delimiters and "%" have their own tests
+    head, tail = POSITION[component]
+    result = canonicalize(head.encode() + bytes([byte]) + tail.encode())
+    # Not allowed: controls, space, '"<>\\^`{|}[]', DEL and every byte >= 0x80.
+    expected = char if char in ALLOWED[component] else f"%{byte:02X}"
+    assert result.url == url(component, expected)
+    assert result.changed == (expected != char)
+
+
+@pytest.mark.parametrize("component", ["path", "query", "fragment"])
+@pytest.mark.parametrize("byte", range(256), ids=ids)
+@pytest.mark.parametrize("case", ["upper", "lower"])
+def test_every_escaped_byte(component: str, byte: int, case: str) -> None:
+    escape = f"%{byte:02X}" if case == "upper" else f"%{byte:02x}"
+    result = canonicalize(url(component, escape))
+    # §6.2.2.2: unreserved octets are decoded; §6.2.2.1: all other escapes use uppercase hex.
+    expected = chr(byte) if chr(byte) in UNRESERVED else f"%{byte:02X}"
+    assert result.url == url(component, expected)
+    rule = {True: "decode-unreserved", False: "uppercase-escape"}[chr(byte) in UNRESERVED]
+    if result.changed:
+        assert [e.rule for e in result.edits] == [rule]
+
+
+@pytest.mark.parametrize("component", ["path", "query", "fragment"])
+@pytest.mark.parametrize(
+    "char", [chr(c) for c in [*range(0x20), 0x7F]], ids=lambda c: f"{ord(c):02X}"
+)
+def test_every_control_character_is_encoded(component: str, char: str) -> None:
+    result = canonicalize(url(component, char))
+    assert result.url == url(component, f"%{ord(char):02X}")
+    [edit] = result.edits
+    assert (edit.rule, edit.component, edit.before) == ("encode-unsafe", component, char)
+
+
+@pytest.mark.parametrize(
+    "char", [chr(c) for c in [*range(0x21), 0x7F]], ids=lambda c: f"{ord(c):02X}"
+)
+def test_controls_and_space_in_host_and_userinfo(char: str) -> None:
+    assert (
+        canonicalize(f"http://u{char}@h{char}x/").url
+        == f"http://u%{ord(char):02X}@h%{ord(char):02X}x/"
+    )
+
+
+# --- Character rules, by example.
+
+CHARACTERS = [
+    # decode-unreserved (§2.3, §6.2.2.2), in every component
+    ("/%7euser", "/~user"),
+    ("/%41%5A%61%7A%30%39%2D%2E%5F%7E", "/AZaz09-._~"),
+    ("/?%41=%42#%43", "/?A=B#C"),
+    ("http://%75%73%65%72@h/", "http://user@h/"),
+    # uppercase-escape (§2.1, §6.2.2.1)
+    ("/%2f%3f%23%26%3d%2b%25%3b", "/%2F%3F%23%26%3D%2B%25%3B"),
+    ("/%c3%a9", "/%C3%A9"),
+    # reserved escapes are never decoded (§2.2)
+    ("/%2F%3F%23%26%3D%2B%25%3B%21%2A%27%28%29", "/%2F%3F%23%26%3D%2B%25%3B%21%2A%27%28%29"),
+    ("/?q=a%26b%3Dc", "/?q=a%26b%3Dc"),
+    # decoding happens exactly once
+    ("/%2541", "/%2541"),
+    ("/%%36%36", "/%2566"),
+    ("/a%41b%zz", "/aAb%25zz"),
+    ("/%252e%252e", "/%252e%252e"),
+    # encode-stray-percent (§2.4)
+    ("/%", "/%25"),
+    ("/%%", "/%25%25"),
+    ("/%4", "/%254"),
+    ("/%g1", "/%25g1"),
+    ("/?%", "/?%25"),
+    ("/#%", "/#%25"),
+    ("/%u0041", "/%25u0041"),
+    # encode-unsafe: space, '"<>', '{}|\\^`', '[]' outside an IP-literal
+    ("/a b", "/a%20b"),
+    ('/"<>', "/%22%3C%3E"),
+    ("/{}|\\^`", "/%7B%7D%7C%5C%5E%60"),
+    ("/[a]", "/%5Ba%5D"),
+    ("/?[a]", "/?%5Ba%5D"),
+    ("/#[a]#", "/#%5Ba%5D%23"),
+    # encode-non-ascii (§2.5): UTF-8; a surrogate is its raw byte
+    ("/é", "/%C3%A9"),
+    ("/\u2603", "/%E2%98%83"),
+    ("/\U0001f600", "/%F0%9F%98%80"),
+    ("/\udcff\udc80", "/%FF%80"),
+    ("/?q=é#é", "/?q=%C3%A9#%C3%A9"),
+    # never touched: '+', sub-delims, ':' and '@' in the path, '?' and '/' in query and fragment
+    ("/a+b?q=a+b", "/a+b?q=a+b"),
+    ("/!$&'()*+,;=:@", "/!$&'()*+,;=:@"),
+    ("/?/?:@#/?:@", "/?/?:@#/?:@"),
+    # path case is kept
+    ("/A/b/C", "/A/b/C"),
+]
+
+
+@pytest.mark.parametrize(("target", "expected"), CHARACTERS)
+def test_character_rules(target: str, expected: str) -> None:
+    assert canonicalize(target).url == expected
+
+
+def test_rfc2396_marks_are_unreserved() -> None:
+    # RFC 2396 §2.3: mark = "-" | "_" | "." | "!" | "~" | "*" | "'" | "(" | ")"
+    policy = Policy.profile("rfc2396")
+    assert canonicalize("/%21%2A%27%28%29%7E", policy).url == "/!*'()~"
+    assert canonicalize("/%2F%3B%24", policy).url == "/%2F%3B%24"
+    # RFC 3986 §2.2: they are sub-delims there, so the escape is kept (uppercased).
+    assert canonicalize("/%21%2a%27%28%29").url == "/%21%2A%27%28%29"
+
+
+@pytest.mark.parametrize(
+    ("char", "expected"),
+    [("a", "%61"), ("é", "%C3%A9"), ("\udcff", "%FF"), ("\ud800", "%ED%A0%80"), ("\x00", "%00")],
+)
+def test_encode_char(char: str, expected: str) -> None:
+    assert rules.encode_char(char) == expected
+
+
+# --- Scheme and host.
+
+SCHEME_AND_HOST = [
+    ("HTTP://h/", "http://h/"),
+    ("hTtP+X-1.y://h/", "http+x-1.y://h/"),
+    ("http://Example.COM/", "http://example.com/"),
+    ("http://EX%41MPLE.com/", "http://example.com/"),
+    ("http://ex%2Fample/", "http://ex%2Fample/"),
+    ("http://h%c3%a9/", "http://h%C3%A9/"),
+    ("http://[FE80::1]/", "http://[fe80::1]/"),
+    ("http://[::FFFF:1.2.3.4]/", "http://[::ffff:1.2.3.4]/"),
+    ("http://[v7.ABC]/", "http://[v7.abc]/"),
+    ("http://[::1]:8080/", "http://[::1]:8080/"),
+    ("http://[not-ip]/", "http://%5Bnot-ip%5D/"),
+    # idna-host (UTS 46): non-ASCII host -> A-label
+    ("http://bücher.de/", "http://xn--bcher-kva.de/"),
+    ("http://BÜCHER.de/", "http://xn--bcher-kva.de/"),
+    ("http://www.bücher.de:8080/", "http://www.xn--bcher-kva.de:8080/"),
+    ("http://例え.jp/", "http://xn--r8jz45g.jp/"),
+    # not a valid IDN: percent-encoded UTF-8 instead (an invalid-idn finding says so)
+    ("http://\u2603.net/", "http://%E2%98%83.net/"),
+    ("http://\udcff.net/", "http://%FF.net/"),
+    # userinfo keeps its case
+    ("http://UsEr:PaSs@h/", "http://UsEr:PaSs@h/"),
+]
+
+
+@pytest.mark.parametrize(("target", "expected"), SCHEME_AND_HOST)
+def test_scheme_and_host(target: str, expected: str) -> None:
+    assert canonicalize(target).url == expected
+
+
+def test_idna_host_function() -> None:
+    assert rules.idna_host("bücher.de") == "xn--bcher-kva.de"
+    assert rules.idna_host("\u2603.net") is None
+    assert rules.idna_host("a%C3%A9") is None
+
+
+# --- Port (§3.2.3, §6.2.3).
+
+PORTS = [
+    ("http://h:80/", "http://h/"),
+    ("http://h:080/", "http://h/"),
+    ("http://h:/", "http://h/"),
+    ("https://h:443/", "https://h/"),
+    ("https://h:80/", "https://h:80/"),
+    ("ws://h:80/", "ws://h/"),
+    ("wss://h:0443/", "wss://h/"),
+    ("ftp://h:21/", "ftp://h:21/"),
+    ("http://h:8080/", "http://h:8080/"),
+    ("http://h:000/", "http://h:0/"),
+    ("http://h:0/", "http://h:0/"),
+    ("foo://h:/", "foo://h/"),
+    ("//h:80/", "//h:80/"),  # no scheme, no default port to compare with
+    ("HTTP://[::1]:080", "http://[::1]/"),
+]
+
+
+@pytest.mark.parametrize(("target", "expected"), PORTS)
+def test_ports(target: str, expected: str) -> None:
+    assert canonicalize(target).url == expected
+
+
+def test_authority_form_keeps_its_port() -> None:
+    # RFC 9112 §3.2.3: CONNECT needs the port even when it is the default.
+    assert canonicalize("Example.COM:443", form="authority").url == "example.com:443"
+    assert canonicalize("h:0443", form="authority").url == "h:443"
+    assert canonicalize("[::1]:80").url == "[::1]:80"
+
+
+# --- Path: remove-dot-segments (§5.2.4), empty-path (§6.2.3), dot-prefix (§4.2).
+
+PATHS = [
+    ("/a/b/c/./../../g", "/a/g"),
+    ("/a/./b/../c", "/a/c"),
+    ("/../a", "/a"),
+    ("/a/..", "/"),
+    ("/a/.", "/a/"),
+    ("/a/b/..", "/a/"),
+    ("/.", "/"),
+    ("/..", "/"),
+    ("/a/%2e%2E/b", "/b"),
+    ("/a/.%2e/b", "/b"),
+    ("/a/%2e/b", "/a/b"),
+    ("/a/..b/.c/c./...", "/a/..b/.c/c./..."),
+    ("/a/..;/b", "/a/..;/b"),  # not a dot segment in RFC 3986, only a finding
+    ("/a%2F../b", "/a%2F../b"),  # "a%2F.." is one segment
+    ("/a//../b", "/a/b"),
+    ("http://h", "http://h/"),
+    ("http://h?q", "http://h/?q"),
+    ("//h", "//h/"),
+    ("foo://h", "foo://h"),  # empty-path is §6.2.3 scheme-based: only for the http family
+    ("http:/a/../b", "http:/b"),
+    ("http:a/../b", "http:a/../b"),  # a rootless path is not hierarchical
+    ("mailto:x/../y", "mailto:x/../y"),
+    # relative references: a leading ".." climbs the base and must stay
+    ("../../a", "../../a"),
+    ("a/./b/../../..", "../"),
+    ("x/../../y", "../y"),
+    (".", "./"),
+    ("..", "../"),
+    ("a/..", "./"),
+    ("a/b/..", "a/"),
+    ("mid/content=5/../6", "mid/6"),
+    # dot-prefix: the result must not read as a scheme or an authority
+    ("a/../b:c", "./b:c"),
+    ("./a:b", "./a:b"),
+    ("/a:b/../c", "/c"),
+    ("http:/.//a", "http:/.//a"),
+]
+
+
+@pytest.mark.parametrize(("target", "expected"), PATHS)
+def test_paths(target: str, expected: str) -> None:
+    assert canonicalize(target).url == expected
+
+
+def test_dot_segments_above_root_are_dropped_and_reported() -> None:
+    result = canonicalize("/a/../../../etc/passwd")
+    assert result.url == "/etc/passwd"
+    assert "dot-segment-above-root" in {f.rule for f in result.findings}
+
+
+def test_remove_dot_segments_counts_climbs_above_root() -> None:
+    assert rules.remove_dot_segments("/a/../../b") == ("/b", 1)
+    assert rules.remove_dot_segments("/../../..") == ("/", 3)
+    assert rules.remove_dot_segments("/a/b") == ("/a/b", 0)
+
+
+def test_origin_form_path() -> None:
+    assert canonicalize("//a/b", form="origin").url == "//a/b"  # RFC 9112 §3.2.1: a path
+    assert canonicalize("//a/./b", form="origin").url == "/.//a/b"
+    assert canonicalize("/.", form="origin").url == "/"
+    assert canonicalize(".", form="origin").url == "/"
+    assert canonicalize("a?b", form="origin").url == "/a?b"
+
+
+# --- Opt-in lossy rules.
+
+LOSSY = [
+    ("merge-slashes", "/a//b///c", "/a/b/c"),
+    ("merge-slashes", "http://h//a//b/", "http://h/a/b/"),
+    ("merge-slashes", "/a//./b//", "/a/b/"),
+    ("sort-query", "/?b=2&a=1&b=1&a", "/?a=1&a&b=2&b=1"),
+    ("sort-query", "/?b&a#f", "/?a&b#f"),
+    ("drop-empty-query", "/a?", "/a"),
+    ("drop-empty-query", "/a?#f", "/a#f"),
+    ("drop-params", "/?utm_source=x&a=1&fbclid=2", "/?a=1"),
+    ("drop-params", "/?utm_source=x", "/"),
+    ("drop-params", "/?a=1&gclid=2#f", "/?a=1#f"),
+    ("decode-escaped-slash", "/a%2fb%2Fc", "/a/b/c"),
+    ("decode-escaped-slash", "/a%5Cb", "/a%5Cb"),
+    ("backslash-as-slash", "/a\\b\\\\c", "/a/b//c"),
+    ("backslash-as-slash", "/a\\..\\b", "/b"),
+    ("backslash-as-slash,+decode-escaped-slash", "/a%5cb", "/a/b"),
+    ("strip-host-dot", "http://h./", "http://h/"),
+    ("strip-host-dot", "http://a.b.c./x", "http://a.b.c/x"),
+    ("strip-host-dot", "http://./", "http://./"),
+    ("numeric-host", "http://0x7f.1/", "http://127.0.0.1/"),
+    ("numeric-host", "http://2130706433/", "http://127.0.0.1/"),
+    ("numeric-host", "http://0177.0.0.1/", "http://127.0.0.1/"),
+    ("numeric-host", "http://1.2.3.4/", "http://1.2.3.4/"),
+    ("strip-fragment", "/a#f", "/a"),
+    ("strip-fragment", "/a#", "/a"),
+]
+
+
+@pytest.mark.parametrize(("rule", "target", "expected"), LOSSY)
+def test_lossy_rules(rule: str, target: str, expected: str) -> None:
+    policy = Policy().with_rules("+" + rule)
+    assert canonicalize(target, policy).url == expected
+    # ... and none of them runs by default.
+    assert canonicalize(target).url != expected or target == expected
+
+
+@pytest.mark.parametrize(
+    ("target", "offset"), [("/a%2fb", 2), ("/a/%5C", 3), ("http://h/x%2F", 10)]
+)
+def test_reject_escaped_slash(target: str, offset: int) -> None:
+    policy = Policy().with_rules("+reject-escaped-slash")
+    with pytest.raises(InvalidTarget) as info:
+        canonicalize(target, policy)
+    assert (info.value.rule, info.value.component, info.value.offset) == (
+        "reject-escaped-slash",
+        "path",
+        offset,
+    )
+    assert canonicalize("/?q=%2F", policy).url == "/?q=%2F"  # only the path
+
+
+def test_strip_host_dot_is_idempotent() -> None:
+    policy = Policy().with_rules("+strip-host-dot")
+    once = canonicalize("http://h../", policy).url
+    assert canonicalize(once, policy).url == once
+
+
+# --- The WHATWG IPv4 parser behind numeric-host, against urlcanon's funky_ipv4.json.
+
+FUNKY_IPV4 = json.loads(
+    (Path(__file__).parents[1] / "data" / "urlcanon" / "funky_ipv4.json").read_text()
+)
+
+
+@pytest.mark.parametrize(("host", "expected"), sorted(FUNKY_IPV4.items()))
+def test_parse_ipv4_urlcanon(host: str, expected: str | None) -> None:
+    assert rules.parse_ipv4(host) == expected

@@ -1,0 +1,12 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from example_harness import Origin
+
+
+@pytest.fixture
+def origin() -> Iterator[Origin]:
+    with Origin() as site:
+        yield site
