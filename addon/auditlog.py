@@ -13,7 +13,7 @@ import re
 import threading
 import urllib.parse
 from collections.abc import Iterable
-from typing import Any, NamedTuple
+from typing import Any
 
 MASK = "***"
 
@@ -52,10 +52,16 @@ _PARAM = re.compile(r"(?:(?<=[?&;])|^)(?P<name>[^=&;#?]+)=(?P<value>[^&;#]*)")
 _USERINFO = re.compile(r"^(?P<head>[A-Za-z][A-Za-z0-9+.\-]*://[^/?#@:]*):(?P<pw>[^/?#@]*)@")
 
 
-class Redactor(NamedTuple):
-    """Masks the values of ``names`` (lower-case) in logged targets and edits."""
+class Redactor:
+    """Masks the values of ``names`` (any case) in logged targets and edits."""
 
-    names: frozenset[str]
+    __slots__ = ("_quick", "names")
+
+    def __init__(self, names: frozenset[str]) -> None:
+        self.names = names
+        # Could this text hold a secret at all?  A name (any case), a %-encoded name, userinfo.
+        alternatives = [re.escape(n) for n in sorted(names)] + [r"\?.*%", "@"]
+        self._quick = re.compile("|".join(alternatives), re.IGNORECASE | re.DOTALL)
 
     @classmethod
     def of(cls, names: Iterable[str]) -> Redactor:
@@ -87,8 +93,10 @@ class Redactor(NamedTuple):
         return text
 
     def record(self, record: dict[str, Any]) -> dict[str, Any]:
-        """A copy of an audit ``record`` with secrets masked in targets and edits."""
+        """An audit ``record`` with secrets masked in targets and edits (a copy if any)."""
         before, after = record.get("before") or "", record.get("after")
+        if not self._quick.search(before) and not (after and self._quick.search(after)):
+            return record  # edits only ever show parts of before and after
         secret_spans = self.spans(before)
         out = dict(record)
         out["before"] = self.text(before)

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 from mitmproxy import command, ctx, exceptions, flowfilter, http
 from urlsan.addon.auditlog import DEFAULT_REDACT, AuditLog, Redactor
-from urlsan.addon.signed import detect_signature
+from urlsan.addon.signed import detect_signature, may_carry_signature
 from urlsan.core import Edit, Finding, InvalidTarget, Policy, Result, canonicalize
 
 logger = logging.getLogger(__name__)
@@ -102,6 +102,7 @@ class Outcome(NamedTuple):
     edits: tuple[Edit, ...]
     findings: tuple[Finding, ...]
     reason: str = ""  # why a target was rejected
+    host_header: str | None = None  # as the client sent it
 
 
 class UrlSanitizer:
@@ -254,9 +255,8 @@ class UrlSanitizer:
         raw = request.data.path
         try:
             result = canonicalize(raw, policy, form=form)
-            host, host_edits, host_findings = self._authority(
-                request.scheme, request.host_header, policy
-            )
+            host_header = request.host_header
+            host, host_edits, host_findings = self._authority(request.scheme, host_header, policy)
             authority = None
             auth_edits: tuple[Edit, ...] = ()
             if request.data.authority and not (request.is_http2 or request.is_http3):
@@ -274,13 +274,8 @@ class UrlSanitizer:
         edits = result.edits + host_edits + auth_edits
         findings = result.findings + host_findings
         if not (result.changed or host or authority):
-            return Outcome("unchanged", result, None, None, edits, findings)
-        if (
-            settings.signed == "skip"
-            and _WIRE_SAFE.fullmatch(raw)
-            and detect_signature(request.query.keys(), request.headers)
-        ):
-            # Only a wire-safe signed target is exempt: controls or spaces are never forwarded.
+            return Outcome("unchanged", result, None, None, edits, findings, "", host_header)
+        if settings.signed == "skip" and self._signed(request, raw):
             action = "skipped-signed"
         elif settings.mode == "audit":
             action = "audited"
@@ -293,7 +288,19 @@ class UrlSanitizer:
             action = "redirected"
         else:
             action = "rewritten"
-        return Outcome(action, result, host, authority, edits, findings)
+        return Outcome(action, result, host, authority, edits, findings, "", host_header)
+
+    @staticmethod
+    def _signed(request: http.Request, raw: bytes) -> bool:
+        # Only a wire-safe signed target is exempt: controls or spaces are never forwarded.
+        if not _WIRE_SAFE.fullmatch(raw):
+            return False
+        names = request.query.keys() if may_carry_signature(raw) else ()
+        authorization = None
+        for name, value in request.headers.fields:  # faster than the case-insensitive get()
+            if len(name) == 13 and name.lower() == b"authorization":
+                authorization = value.decode("latin-1")
+        return detect_signature(names, authorization) is not None
 
     def _authority(
         self, scheme: str, value: str | None, policy: Policy
@@ -382,7 +389,7 @@ class UrlSanitizer:
             "client": client,
             "method": request.method,
             "scheme": request.scheme,
-            "host": request.pretty_host,
+            "host": outcome.host or outcome.host_header or request.host,
             "http_version": request.http_version,
             "before": outcome.result.input,
             "after": outcome.result.url if outcome.action != "rejected" else None,

@@ -7,7 +7,7 @@ signature, so by default these requests are only audited.  The signature may sit
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import NamedTuple
 
 
@@ -33,6 +33,20 @@ SIGNATURES: tuple[Signature, ...] = (
 
 # Authorization schemes whose signature covers the canonical URI and query.
 SIGNED_AUTHORIZATION: tuple[str, ...] = ("aws4-hmac-sha256", "goog4-hmac-sha256")
+
+# Every query signature above has a parameter name containing one of these (any case): a cheap
+# pre-check on the raw target that saves parsing the query of nearly every request.  A name that
+# is percent-encoded to dodge it only gets its own signature broken by a rewrite.
+_QUERY_HINTS: tuple[bytes, ...] = (b"sig", b"x-amz-", b"x-goog-")
+
+
+def may_carry_signature(target: bytes) -> bool:
+    """False when ``target`` certainly has no signature parameter in its query."""
+    query_at = target.find(b"?")
+    if query_at < 0:
+        return False
+    query = target[query_at:].lower()
+    return any(hint in query for hint in _QUERY_HINTS)
 
 
 def detect_signature(query_names: Iterable[str], headers: Mapping[str, str]) -> str | None:

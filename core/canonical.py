@@ -202,9 +202,10 @@ class _Canonicalizer:
                     "/" * len(m.group()),
                 )
             text = text.replace("\\", "/")
-            # WHATWG reads a relative "\\a" as the absolute path "/a"; so do we, under this rule.
-            relative = relative and text[:1] != "/"
         text = self.chars("path", text, start)
+        # A relative "\\a" or "%2Fa" that backslash-as-slash or decode-escaped-slash turned into
+        # "/a" is now an absolute path (as WHATWG reads "\\a"): no "./" guard to keep it relative.
+        relative = relative and text[:1] != "/"
         if on("merge-slashes") and "//" in text:
             merged = rules.merge_slashes(text)
             self.structural("merge-slashes", "path", start, raw, text, merged)

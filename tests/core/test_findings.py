@@ -83,7 +83,7 @@ def test_no_finding(target: str) -> None:
 def test_findings_are_counted_per_rule_and_component() -> None:
     finding = _find("/a/../b/../c/..", "dot-segment")
     assert finding.offset == 3
-    assert finding.count == 3
+    assert finding.occurrences == 3
 
 
 def test_findings_do_not_depend_on_the_profile() -> None:

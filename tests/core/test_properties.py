@@ -150,11 +150,14 @@ def test_output_is_an_ascii_uri_reference_and_idempotent(policy: Policy, target:
     result = canonicalize(target, policy)
     form = detect_form(target)
     assert is_valid_output(result.url, form), result
-    again = canonicalize(result.url, policy)
+    # Authority-form is told apart from a scheme by shape alone ("[::1]:80", "é:80"); once the
+    # host is an A-label ("xn--9ca:80") only the caller's form="authority" can say so.
+    again = canonicalize(result.url, policy, form="authority" if form == "authority" else "auto")
     assert again.url == result.url, (result, again)
     assert again.edits == (), again
-    if not ("\\" in target and policy.enabled("backslash-as-slash")):
-        assert detect_form(result.url) == form  # WHATWG's "\\a" is "/a": reference -> origin
+    slash_rules = policy.enabled("backslash-as-slash") or policy.enabled("decode-escaped-slash")
+    if not slash_rules and (form != "authority" or target.isascii()):
+        assert detect_form(result.url) == form  # (WHATWG's "\\a" is "/a": reference -> origin)
 
 
 @given(target=TARGETS)

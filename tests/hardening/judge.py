@@ -172,6 +172,8 @@ def judge(
       misread-raw     the server misreads the raw target (werkzeug reads raw non-ASCII bytes as
                       latin-1 characters, and a leading "//" as an authority); the rewritten form
                       means what ``faithful(raw)`` means (default: the minimal repair)
+      misread-both    the server misreads the raw and the rewritten target alike (werkzeug: both
+                      start with "//"): the rewrite changed nothing it reads
       FAIL-differs    both accepted, meanings differ
       FAIL-refused    raw accepted, rewritten refused
       FAIL-repair     the rewritten form does not mean what the minimal repair means
@@ -191,6 +193,8 @@ def judge(
         elif m_raw[0] == "ok" and raw_is_misread(raw):
             if m_new[0] != "ok":
                 v.add("FAIL-refused", raw, detail)
+            elif same(m_raw, m_new) and not (m_faithful[0] == "ok" and same(m_faithful, m_new)):
+                v.add("misread-both", raw)
             elif m_faithful[0] == "ok" and not same(m_faithful, m_new):
                 v.add("FAIL-repair", raw, detail + f" faithful {m_faithful!r}")
             else:

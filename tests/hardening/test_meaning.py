@@ -96,7 +96,7 @@ def report(v: Verdicts) -> None:
 def test_nginx_decodes_the_same(policy: str, nginx_meanings: dict[bytes, Meaning]) -> None:
     v = judge("nginx", policy, TARGETS, REWRITES[policy].__getitem__, nginx_meanings)
     report(v)
-    assert v.counts["same"] > 1000
+    assert v.counts["same"] + v.counts["unchanged"] > 1000
 
 
 @pytest.mark.e2e
@@ -106,7 +106,7 @@ def test_werkzeug_decodes_the_same(policy: str,
     v = judge("werkzeug", policy, TARGETS, REWRITES[policy].__getitem__, werkzeug_meanings,
               raw_is_misread=werkzeug_misreads, faithful=werkzeug_faithful)
     report(v)
-    assert v.counts["same"] > 1000
+    assert v.counts["same"] + v.counts["unchanged"] > 1000
 
 
 def test_canonical_form_is_a_fixed_point() -> None:
