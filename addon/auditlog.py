@@ -55,13 +55,19 @@ _USERINFO = re.compile(r"^(?P<head>[A-Za-z][A-Za-z0-9+.\-]*://[^/?#@:]*):(?P<pw>
 class Redactor:
     """Masks the values of ``names`` (any case) in logged targets and edits."""
 
-    __slots__ = ("_quick", "names")
+    __slots__ = ("names",)
 
     def __init__(self, names: frozenset[str]) -> None:
         self.names = names
-        # Could this text hold a secret at all?  A name (any case), a %-encoded name, userinfo.
-        alternatives = [re.escape(n) for n in sorted(names)] + [r"\?.*%", "@"]
-        self._quick = re.compile("|".join(alternatives), re.IGNORECASE | re.DOTALL)
+
+    def _may_hold_secret(self, text: str) -> bool:
+        """False when ``text`` certainly has nothing to mask (substring tests: the fast path)."""
+        if "@" in text:
+            return True  # userinfo
+        if "?" not in text:
+            return False
+        lowered = (urllib.parse.unquote(text) if "%" in text else text).lower()
+        return any(name in lowered for name in self.names)
 
     @classmethod
     def of(cls, names: Iterable[str]) -> Redactor:
@@ -95,7 +101,7 @@ class Redactor:
     def record(self, record: dict[str, Any]) -> dict[str, Any]:
         """An audit ``record`` with secrets masked in targets and edits (a copy if any)."""
         before, after = record.get("before") or "", record.get("after")
-        if not self._quick.search(before) and not (after and self._quick.search(after)):
+        if not self._may_hold_secret(before) and not (after and self._may_hold_secret(after)):
             return record  # edits only ever show parts of before and after
         secret_spans = self.spans(before)
         out = dict(record)
@@ -123,6 +129,9 @@ class Redactor:
         return out
 
 
+_ENCODER = json.JSONEncoder(separators=(",", ":"))  # ensure_ascii: the file is plain ASCII
+
+
 class AuditLog:
     """An append-only JSON Lines file.  ``write`` never raises: it returns False on failure."""
 
@@ -135,8 +144,7 @@ class AuditLog:
 
     def write(self, record: dict[str, Any]) -> None:
         """Append one record as one line.  Raises `OSError` when the line could not be written."""
-        line = json.dumps(self.redactor.record(record), separators=(",", ":")) + "\n"
-        data = line.encode("ascii")
+        data = _ENCODER.encode(self.redactor.record(record)).encode("ascii") + b"\n"
         with self._lock:
             if self._fd is None:
                 raise OSError(f"audit log {self.path} is closed")

@@ -10,9 +10,9 @@ import dataclasses
 import json
 import logging
 import re
+import time
 from collections import Counter
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 from mitmproxy import command, ctx, exceptions, flowfilter, http
@@ -32,7 +32,7 @@ ACTIONS: tuple[str, ...] = (
     "skipped-signed",
     "unchanged",
 )
-REDIRECT_METHODS = frozenset({"GET", "HEAD"})
+REDIRECT_METHODS = frozenset({b"GET", b"HEAD"})
 
 # RFC 9112 §3.2: every request-target we assign must be visible ASCII only.  mitmproxy writes
 # whatever bytes it is given into the request line, so a canonical target that failed this check
@@ -103,6 +103,17 @@ class Outcome(NamedTuple):
     findings: tuple[Finding, ...]
     reason: str = ""  # why a target was rejected
     host_header: str | None = None  # as the client sent it
+
+    @property
+    def facts(self) -> dict[str, Any]:
+        """``flow.metadata["urlsan"]``: the facts, for machines (and the audit log)."""
+        return {
+            "action": self.action,
+            "before": self.result.input,
+            "after": self.result.url if self.action != "rejected" else None,
+            "edits": [e.as_dict() for e in self.edits],
+            "findings": [f.as_dict() for f in self.findings],
+        }
 
 
 class UrlSanitizer:
@@ -215,7 +226,7 @@ class UrlSanitizer:
         if flow.response or flow.error or not flow.live:
             return
         request = flow.request
-        if request.method == "CONNECT":
+        if request.data.method == b"CONNECT":
             return  # authority-form: mitmproxy's own http_connect handling
         settings = self.settings
         if settings.filter and not settings.filter(flow):
@@ -255,7 +266,7 @@ class UrlSanitizer:
         raw = request.data.path
         try:
             result = canonicalize(raw, policy, form=form)
-            host_header = request.host_header
+            host_header = _host_header(request)
             host, host_edits, host_findings = self._authority(request.scheme, host_header, policy)
             authority = None
             auth_edits: tuple[Edit, ...] = ()
@@ -281,7 +292,7 @@ class UrlSanitizer:
             action = "audited"
         elif (
             settings.mode == "redirect"
-            and request.method in REDIRECT_METHODS
+            and request.data.method in REDIRECT_METHODS
             and result.changed
             and not result.url.startswith("//")  # Location "//x" would name another host
         ):
@@ -369,13 +380,7 @@ class UrlSanitizer:
             flow.comment = f"{flow.comment}\n{note}" if flow.comment else note
             if not flow.marked:
                 flow.marked = _MARKS.get(action, ":wrench:")
-        flow.metadata["urlsan"] = {
-            "action": action,
-            "before": outcome.result.input,
-            "after": outcome.result.url if action != "rejected" else None,
-            "edits": [e.as_dict() for e in outcome.edits],
-            "findings": [f.as_dict() for f in outcome.findings],
-        }
+        flow.metadata["urlsan"] = outcome.facts
 
     def _record(self, log: AuditLog, flow: http.HTTPFlow, outcome: Outcome) -> None:
         request = flow.request
@@ -385,7 +390,7 @@ class UrlSanitizer:
             ip, port = peer[0], peer[1]
             client = f"[{ip}]:{port}" if ":" in ip else f"{ip}:{port}"
         record: dict[str, Any] = {
-            "ts": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            "ts": _rfc3339_now(),
             "client": client,
             "method": request.method,
             "scheme": request.scheme,
@@ -394,18 +399,19 @@ class UrlSanitizer:
             "before": outcome.result.input,
             "after": outcome.result.url if outcome.action != "rejected" else None,
             "action": outcome.action,
-            "edits": [e.as_dict() for e in outcome.edits],
-            "findings": [f.as_dict() for f in outcome.findings],
+            "edits": flow.metadata["urlsan"]["edits"],
+            "findings": flow.metadata["urlsan"]["findings"],
         }
         if outcome.reason:
             record["reason"] = outcome.reason
         log.write(record)
 
-    def counts(self) -> dict[str, dict[str, int]]:
+    def counts(self) -> dict[str, Any]:
+        """Requests per action, requests each rule changed, and internal errors."""
         return {
             "actions": dict(sorted(self.actions.items())),
             "rules": dict(sorted(self.rules.items())),
-            "errors": {"total": self.errors},
+            "errors": self.errors,
         }
 
     @command.command("urlsan.stats")  # type: ignore[untyped-decorator]
@@ -427,6 +433,28 @@ class UrlSanitizer:
             self.log.close()
             self.log = None
         logger.info(self.summary())
+
+
+def _host_header(request: http.Request) -> str | None:
+    """``request.host_header``, without the case-insensitive multidict lookup (hot path)."""
+    if request.data.authority and (request.is_http2 or request.is_http3):
+        return request.authority
+    for name, value in request.data.headers.fields:
+        if len(name) == 4 and name.lower() == b"host":
+            return value.decode("utf-8", "surrogateescape")
+    return None
+
+
+_second: list[Any] = [0, ""]  # the last whole second and its formatted prefix
+
+
+def _rfc3339_now() -> str:
+    """The current UTC time as RFC 3339 with milliseconds: 2026-11-22T04:57:58.197Z."""
+    now = time.time()
+    whole = int(now)
+    if whole != _second[0]:
+        _second[:] = [whole, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole))]
+    return f"{_second[1]}.{int((now - whole) * 1000):03d}Z"
 
 
 def _plain(status: int, text: str) -> http.Response:

@@ -49,13 +49,16 @@ def may_carry_signature(target: bytes) -> bool:
     return any(hint in query for hint in _QUERY_HINTS)
 
 
-def detect_signature(query_names: Iterable[str], headers: Mapping[str, str]) -> str | None:
-    """The name of the signature scheme that covers this request's target, or ``None``."""
+def detect_signature(query_names: Iterable[str], authorization: str | None) -> str | None:
+    """The name of the signature scheme that covers this request's target, or ``None``.
+
+    ``authorization`` is the request's Authorization header, if any.
+    """
     names = {n.lower() for n in query_names}
     for sig in SIGNATURES:
         if sig.params <= names:
             return sig.name
-    authorization = headers.get("authorization", "").lstrip().lower()
+    authorization = (authorization or "").lstrip().lower()
     for scheme in SIGNED_AUTHORIZATION:
         if authorization.startswith(scheme):
             return f"{scheme}-header"

@@ -10,6 +10,7 @@ libFuzzer to -artifact_prefix (tests/hardening passes tests/data/fuzz/).
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from pathlib import Path
@@ -25,6 +26,8 @@ FAMILIES = {
     "percent-2": lambda n: "/" + "%2" * (n // 2),
     "double-enc": lambda n: "/" + "%25" * (n // 3),
     "slashes": lambda n: "/" * n,
+    "pchar-run": lambda n: "/" + "a" * n + "%",  # a fast-path regex must fail in linear time
+    "segment-run": lambda n: "/a" * (n // 2) + "/%",
     "backslashes": lambda n: "/" + "\\" * n,
     "segments": lambda n: "/a" * (n // 2),
     "params-dotdot": lambda n: "/..;" * (n // 4),
@@ -48,8 +51,11 @@ def growth(max_n: int) -> None:
     from urlsan.core import InvalidTarget, canonicalize
 
     sizes = [max_n // 16, max_n // 4, max_n]
-    print(f"{'family':<16} {'policy':<22} {'form':<10} " + " ".join(f"{n:>10}" for n in sizes)
-          + "   ratio(last/first per char)")
+    print(
+        f"{'family':<16} {'policy':<22} {'form':<10} "
+        + " ".join(f"{n:>10}" for n in sizes)
+        + "   ratio(last/first per char)"
+    )
     worst = 0.0
     for family, make in FAMILIES.items():
         for pname in ("rfc3986", "opt-in", "crawler"):
@@ -58,25 +64,27 @@ def growth(max_n: int) -> None:
                 for n in sizes:
                     target = make(n)
                     t0 = time.perf_counter()
-                    try:
+                    with contextlib.suppress(InvalidTarget):
                         canonicalize(target, POLICIES[pname], form=form)
-                    except InvalidTarget:
-                        pass
                     times.append(time.perf_counter() - t0)
                 per_char = [t / n for t, n in zip(times, sizes, strict=True)]
                 ratio = per_char[-1] / max(per_char[0], 1e-12)
                 worst = max(worst, ratio)
-                print(f"{family:<16} {pname:<22} {form:<10} "
-                      + " ".join(f"{t * 1000:>8.2f}ms" for t in times) + f"   {ratio:6.2f}")
-    print(f"worst per-character growth ratio: {worst:.2f} (linear ~1; quadratic ~{sizes[-1] // sizes[0]})")
+                print(
+                    f"{family:<16} {pname:<22} {form:<10} "
+                    + " ".join(f"{t * 1000:>8.2f}ms" for t in times)
+                    + f"   {ratio:6.2f}"
+                )
+    quadratic = sizes[-1] // sizes[0]
+    print(f"worst per-character growth ratio: {worst:.2f} (linear ~1; quadratic ~{quadratic})")
 
 
 def atheris_main(argv: list[str]) -> None:
     import atheris
 
     with atheris.instrument_imports(include=["urlsan"]):
-        from hardening.fuzzing import FORMS, POLICY_NAMES, check
         import urlsan.core  # noqa: F401
+        from hardening.fuzzing import FORMS, POLICY_NAMES, check
 
     def one_input(data: bytes) -> None:
         if not data:

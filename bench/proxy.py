@@ -90,6 +90,12 @@ def stop(process: subprocess.Popen[bytes]) -> None:
             process.wait()
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process (Linux /proc), steadier than wall time on a busy box."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def client(port: int, targets: list[bytes]) -> list[float]:
     """Send ``targets`` over one keep-alive connection; the latency of each, in seconds."""
     latencies = []
@@ -120,6 +126,35 @@ def run_round(port: int, targets: list[bytes], connections: int) -> tuple[float,
     return elapsed, [x for r in results for x in r]
 
 
+def hook_cpu(targets: list[bytes], mode: str, log: Path | None, repeat: int = 5) -> float:
+    """CPU seconds per request spent in the addon's hook, measured in this process on test flows.
+
+    Independent of machine load, unlike anything measured across processes: the best of
+    ``repeat`` passes over ``targets``.
+    """
+    from mitmproxy import http
+    from mitmproxy.test import taddons, tflow, tutils
+    from urlsan.addon import UrlSanitizer
+
+    addon = UrlSanitizer()
+    best = float("inf")
+    with taddons.context(addon) as tctx:
+        tctx.configure(addon, urlsan_mode=mode, urlsan_log=str(log) if log else "")
+        for _ in range(repeat):
+            flows = [
+                tflow.tflow(
+                    req=tutils.treq(path=t, headers=http.Headers([(b"Host", b"bench.local")]))
+                )
+                for t in targets
+            ]
+            t0 = time.process_time()
+            for f in flows:
+                addon.requestheaders(f)
+            best = min(best, (time.process_time() - t0) / len(flows))
+        addon.done()
+    return best
+
+
 def percentile(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))]
@@ -131,14 +166,26 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--connections", type=int, default=4)
     parser.add_argument("--mode", default="rewrite", help="urlsan_mode for the addon run")
+    parser.add_argument(
+        "--dirty", type=float, default=0.5, help="fraction of targets with something to rewrite"
+    )
+    parser.add_argument(
+        "--addon-set",
+        action="append",
+        default=[],
+        metavar="OPTION=VALUE",
+        help="more --set options for the addon run (e.g. urlsan_log= to measure without a log)",
+    )
     args = parser.parse_args()
 
     upstream = Upstream(("127.0.0.1", 0), Handler)
     threading.Thread(target=upstream.serve_forever, daemon=True).start()
     origin = f"http://127.0.0.1:{upstream.server_address[1]}"
     per_round = max(1, args.requests // args.rounds)
-    mix = (CLEAN + DIRTY) * (per_round // (len(CLEAN) + len(DIRTY)) + 1)
-    targets = mix[:per_round]
+    n_dirty = round(per_round * args.dirty)
+    targets = [DIRTY[i % len(DIRTY)] for i in range(n_dirty)]
+    targets += [CLEAN[i % len(CLEAN)] for i in range(per_round - n_dirty)]
+    targets = [targets[(i * 7919) % per_round] for i in range(per_round)]  # spread them out
 
     bin_dir = Path(sys.executable).parent
     common = ["--mode", f"reverse:{origin}", "--listen-host", "127.0.0.1", "-p", "0"]
@@ -150,11 +197,13 @@ def main() -> int:
             "import sys; from urlsan.addon.cli import proxy_main; "
             "sys.exit(proxy_main(sys.argv[1:]))"
         )
+        addon_options = {"urlsan_mode": args.mode, "urlsan_log": str(tmp / "audit.jsonl")}
+        addon_options.update(kv.split("=", 1) for kv in args.addon_set)
         configs = {
             "mitmdump": [str(bin_dir / "mitmdump"), *common],
             "mitmdump + urlsan": [
                 sys.executable, "-c", code, *common,
-                "--set", f"urlsan_mode={args.mode}", "--set", f"urlsan_log={tmp / 'audit.jsonl'}",
+                *(x for kv in addon_options.items() for x in ("--set", "=".join(kv))),
             ],
         }  # fmt: skip
         procs = {}
@@ -164,6 +213,7 @@ def main() -> int:
             for _, port in procs.values():  # warm up: connections, caches, imports
                 run_round(port, targets[:200], args.connections)
             elapsed = dict.fromkeys(procs, 0.0)
+            cpu_start = {name: cpu_seconds(p.pid) for name, (p, _) in procs.items()}
             latencies: dict[str, list[float]] = {name: [] for name in procs}
             for r in range(args.rounds):
                 order = list(procs) if r % 2 == 0 else list(reversed(procs))
@@ -171,30 +221,42 @@ def main() -> int:
                     seconds, lat = run_round(procs[name][1], targets, args.connections)
                     elapsed[name] += seconds
                     latencies[name] += lat
-            logged = len((tmp / "audit.jsonl").read_bytes().splitlines())
+            cpu = {name: cpu_seconds(p.pid) - cpu_start[name] for name, (p, _) in procs.items()}
+            log = tmp / "audit.jsonl"
+            logged = len(log.read_bytes().splitlines()) if log.exists() else 0
         finally:
             for process, _ in procs.values():
                 stop(process)
+        hook_log = (tmp / "hook.jsonl") if addon_options["urlsan_log"] else None
+        hook = hook_cpu(targets, args.mode, hook_log)
     upstream.shutdown()
 
     print(
         f"{len(targets) * args.rounds} requests per configuration, {args.rounds} interleaved "
-        f"rounds, {args.connections} keep-alive connections, {len(CLEAN)}:{len(DIRTY)} "
-        f"clean:dirty targets, urlsan_mode={args.mode}, Python {sys.version.split()[0]}, "
+        f"rounds, {args.connections} keep-alive connections, {args.dirty:.0%} dirty targets, "
+        f"urlsan_mode={args.mode}, Python {sys.version.split()[0]}, "
         f"{os.cpu_count()} CPUs"
     )
-    print(f"{'':20} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8}")
+    print(f"{'':20} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'CPU µs/req':>11}")
     rps = {}
     for name in procs:
         rps[name] = len(latencies[name]) / elapsed[name]
         p50 = statistics.median(latencies[name]) * 1000
         p99 = percentile(latencies[name], 99) * 1000
-        print(f"{name:20} {rps[name]:9.0f} {p50:8.2f} {p99:8.2f}")
+        per_request = cpu[name] / len(latencies[name]) * 1e6
+        print(f"{name:20} {rps[name]:9.0f} {p50:8.2f} {p99:8.2f} {per_request:11.0f}")
     base, with_addon = rps["mitmdump"], rps["mitmdump + urlsan"]
     overhead = (1 - with_addon / base) * 100
+    cpu_overhead = (cpu["mitmdump + urlsan"] / cpu["mitmdump"] - 1) * 100
+    base_cpu = cpu["mitmdump"] / len(latencies["mitmdump"])
     print(
         f"throughput ratio {with_addon / base:.3f} (overhead {overhead:+.1f}%); "
-        f"{logged} audit records written"
+        f"proxy CPU per request {cpu_overhead:+.1f}%; {logged} audit records written"
+    )
+    print(
+        f"addon hook alone (in-process, same mix, audit log {'on' if hook_log else 'off'}): "
+        f"{hook * 1e6:.1f} µs CPU per request = {hook / base_cpu * 100:.1f}% of mitmdump's "
+        f"{base_cpu * 1e6:.0f} µs"
     )
     return 0
 

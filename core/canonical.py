@@ -21,7 +21,7 @@ from functools import lru_cache
 from urlsan.core import findings as detect
 from urlsan.core import rules
 from urlsan.core.policy import DEFAULT_POLICY, DEFAULT_PORTS, Policy
-from urlsan.core.result import Result
+from urlsan.core.result import InvalidTarget, Result
 from urlsan.core.split import FORMS, Parts, split
 
 _COMPONENTS = ("userinfo", "host", "path", "query", "fragment")
@@ -202,6 +202,12 @@ class _Canonicalizer:
                     "/" * len(m.group()),
                 )
             text = text.replace("\\", "/")
+        elif on("reject-escaped-slash") and "\\" in text:
+            # A raw "\\" would be escaped to the "%5C" this rule refuses, so that the output
+            # fails its own policy; WHATWG parsers and IIS read it as "/": refuse it too.
+            raise InvalidTarget(
+                "reject-escaped-slash", "path", start + text.index("\\"), "backslash in the path"
+            )
         text = self.chars("path", text, start)
         # A relative "\\a" or "%2Fa" that backslash-as-slash or decode-escaped-slash turned into
         # "/a" is now an absolute path (as WHATWG reads "\\a"): no "./" guard to keep it relative.

@@ -17,7 +17,7 @@ import json
 import os
 import sys
 from collections.abc import Iterator, Sequence
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from urlsan.core import RULES, Policy
 
@@ -74,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     canon.add_argument(
         "--form",
         default="auto",
-        choices=("auto", "absolute", "origin", "authority", "asterisk"),
+        choices=("auto", "absolute", "origin", "authority", "asterisk", "reference"),
         help="request-target form of every input (default: auto)",
     )
     out = canon.add_mutually_exclusive_group()
@@ -320,8 +320,20 @@ def cmd_canon(args: argparse.Namespace) -> int:
     seen: dict[bytes, int] = {}
     total = valid = changed = offenders = collapsed = bad = 0
     skip = args.on_error == "skip"
+    to_stdout = args.output == "-"
+    # The common case, plain URLs out and nothing to count, writes a chunk at a time.
+    plain = not (args.json or args.diff or args.check or args.dedupe)
     try:
         for chunk, outcomes in batch.run_chunks(batch.chunked(lines), canon, args.jobs):
+            if plain and len(outcomes) == len(chunk):
+                urls = [url for url, _ in outcomes]
+                if None not in urls:
+                    text = "\n".join(cast(list[str], urls))
+                    write(text.encode("utf-8", "surrogateescape") + b"\n")
+                    total += len(chunk)
+                    valid += len(chunk)
+                    progress.update(total)
+                    continue
             results = iter(outcomes)
             for line in chunk:
                 total += 1
@@ -334,6 +346,8 @@ def cmd_canon(args: argparse.Namespace) -> int:
                 if url is None:
                     bad += 1
                     progress.close()
+                    if to_stdout:  # on a terminal, the report comes after the lines before it
+                        out.flush()
                     err.write(f"urlsan canon: {name}:{line.number}: {payload}\n")
                     if skip or args.diff or args.check:
                         continue
@@ -360,10 +374,16 @@ def cmd_canon(args: argparse.Namespace) -> int:
                         collapsed += 1
                         if args.check:
                             offenders += 1
-                            write(
-                                f"{name}:{line.number}: duplicate of line {first}: "
-                                f"{text}\n".encode()
-                            )
+                            if args.json:
+                                obj = {**json.loads(payload), "duplicate_of": first}
+                                write(json.dumps(obj, ensure_ascii=False).encode() + b"\n")
+                            else:
+                                line_out = f"{name}:{line.number}: duplicate of line {first}"
+                                write(
+                                    f"{line_out}: {_shown(text)}\n".encode(
+                                        "utf-8", "surrogateescape"
+                                    )
+                                )
                         continue
                     seen[key] = line.number
                 if args.check:
@@ -376,7 +396,8 @@ def cmd_canon(args: argparse.Namespace) -> int:
                         write(_diff(line.number, text, url, payload, colors))
                     else:
                         rules = ", ".join(payload)
-                        write(f"{name}:{line.number}: {rules}: {text} -> {url}\n".encode())
+                        line_out = f"{name}:{line.number}: {rules}: {_shown(text)}"
+                        write(f"{line_out} -> {_shown(url)}\n".encode("utf-8", "surrogateescape"))
                 elif args.diff:
                     if is_changed:
                         write(_diff(line.number, text, url, payload, colors))
@@ -406,7 +427,7 @@ def cmd_canon(args: argparse.Namespace) -> int:
             fate = "skipped" if skip or args.diff or args.check else "passed through"
             summary.append(f"{bad:,} bad line{'s' * (bad != 1)} {fate}")
         if summary:
-            err.write(f"urlsan canon: {total:,} lines: {'; '.join(summary)}\n")
+            err.write(f"urlsan canon: {total:,} line{'s' * (total != 1)}: {'; '.join(summary)}\n")
     if bad:
         return EXIT_BAD_LINES
     if args.check and offenders:
@@ -417,9 +438,18 @@ def cmd_canon(args: argparse.Namespace) -> int:
 def _diff(number: int, before: str, after: str, rules: tuple[str, ...], c: _Colors) -> bytes:
     return (
         f"{c.head}{number}: {', '.join(rules)}{c.reset}\n"
-        f"{c.minus}- {before}{c.reset}\n"
-        f"{c.plus}+ {after}{c.reset}\n"
+        f"{c.minus}- {_shown(before)}{c.reset}\n"
+        f"{c.plus}+ {_shown(after)}{c.reset}\n"
     ).encode("utf-8", "surrogateescape")
+
+
+# C0 and C1 controls and DEL, shown as \xNN: a URL in a list must not be able to drive the
+# terminal it is displayed on (ESC sequences can rewrite the screen or the title).
+_CONTROLS = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)]}
+
+
+def _shown(text: str) -> str:
+    return text.translate(_CONTROLS)
 
 
 def _isatty(stream: IO[str]) -> bool:

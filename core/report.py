@@ -250,14 +250,19 @@ def _pct(n: int, total: int) -> str:
 # --- terminal
 
 
-def _table(title: str, header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> list[str]:
+def _table(
+    title: str, header: tuple[str, ...], rows: Sequence[tuple[str, ...]], align: str = ""
+) -> list[str]:
+    """Columns aligned left ("l") or right ("r"); by default the first left, the rest right."""
     if not rows:
         return [title, "  (none)", ""]
+    align = align or "l" + "r" * (len(header) - 1)
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
 
     def fmt(row: tuple[str, ...]) -> str:
-        cells = [row[0].ljust(widths[0])] + [
-            c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True)
+        cells = [
+            c.ljust(w) if a == "l" else c.rjust(w)
+            for c, w, a in zip(row, widths, align, strict=True)
         ]
         return "  " + "  ".join(cells).rstrip()
 
@@ -321,6 +326,7 @@ def render_text(summary: Summary) -> str:
             (f["rule"], f"{f['count']:,}", _clip(f["example"]["before"] or f["example"]["detail"]))
             for f in d["findings"]
         ],
+        align="lrl",
     )
     return "\n".join(out).rstrip() + "\n"
 
@@ -388,8 +394,9 @@ def _columns(size: int, buckets: list[tuple[int, Tally]], width: int = 1060) -> 
     left, bottom, top, h = 56, 26, 8, 220
     plot_w, plot_h = width - left - 10, h - bottom - top
     peak = max(b.requests for _, b in buckets) or 1
-    step = 10 ** math.floor(math.log10(peak)) if peak >= 1 else 1
-    ticks = [v for v in range(0, peak + 1, max(step, 1))][:11]
+    magnitude = 10 ** math.floor(math.log10(peak))
+    step = next(m * magnitude for m in (0.1, 0.2, 0.5, 1, 2, 5, 10) if peak / (m * magnitude) <= 5)
+    ticks = list(range(0, peak + 1, max(int(step), 1)))
     col_w = plot_w / len(buckets)
     parts = [f'<svg viewBox="0 0 {width} {h}" width="100%" role="img">']
     for v in ticks:

@@ -262,6 +262,9 @@ def lowercase_host(host: str, start: int, edits: Edits) -> str:
     return "".join(out)
 
 
+_REG_NAME_CLEAN = re.compile(f"[{charsets.regex_class(charsets.REG_NAME)}]*").fullmatch
+
+
 def idna_host(host: str) -> str | None:
     """UTS 46 processing to an A-label host, or None when the name is not a valid IDN."""
     if any(0xDC80 <= ord(c) <= 0xDCFF for c in host) or "%" in host:
@@ -273,7 +276,11 @@ def idna_host(host: str) -> str | None:
         ]
     except (idna.IDNAError, UnicodeError, ValueError):
         return None
-    return ".".join(labels).lower()
+    a_label = ".".join(labels).lower()
+    # ASCII labels pass through unchecked: the character rules then run on the A-label with the
+    # input's offsets, so a name they would change ("zƽ.\x03") is no usable IDN; its UTF-8 is
+    # escaped instead.
+    return a_label if _REG_NAME_CLEAN(a_label) else None
 
 
 def _ipv4_number(part: str) -> int | None:

@@ -47,7 +47,7 @@ def canonical_urls(policy: Policy) -> Callable[[pd.Series], pd.Series]:
 
 def run(spark: SparkSession, paths: list[str], output: str, policy: Policy) -> tuple[int, int]:
     """Write the distinct canonical URLs of ``paths`` to ``output``; (input lines, distinct)."""
-    canonical = pandas_udf(canonical_urls(policy), "string")  # type: ignore[call-overload]
+    canonical = pandas_udf(canonical_urls(policy), "string")
     lines = spark.read.text(paths)  # gzip and friends by the file name; one row per line
     urls = lines.select(canonical(F.col("value")).alias("url")).where(F.col("url").isNotNull())
     urls.dropDuplicates(["url"]).write.mode("overwrite").option("compression", "gzip").text(output)

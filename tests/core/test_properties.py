@@ -194,6 +194,34 @@ def test_edits_describe_the_rewrite(policy: Policy, target: str) -> None:
         assert 0 <= finding.offset <= len(target), finding
 
 
+@given(target=TARGETS, form=st.sampled_from(["origin", "absolute", "authority", "reference"]))
+@example(target="z\u01bd.\x03", form="authority")
+def test_edits_point_into_the_input_in_every_form(target: str, form: str) -> None:
+    result = canonicalize(target, form=form)
+    assert result.url.isascii()
+    assert (result.edits == ()) == (result.url == target)
+    for edit in result.edits:
+        assert 0 <= edit.start <= edit.end <= len(target), edit
+        if edit.rule in CHARACTER_RULES:
+            assert target[edit.start : edit.end] == edit.before, (edit, target)
+    again = canonicalize(result.url, form=form)
+    assert again.url == result.url
+    assert again.edits == ()
+
+
+@given(target=TARGETS)
+@example(target="/a\\b")
+def test_output_passes_the_policy_that_made_it(target: str) -> None:
+    # A rejecting rule must not produce what it rejects.
+    policy = Policy().with_rules("+reject-escaped-slash")
+    try:
+        result = canonicalize(target, policy)
+    except InvalidTarget as e:
+        assert e.rule == "reject-escaped-slash"
+        return
+    assert canonicalize(result.url, policy).url == result.url
+
+
 @given(target=TARGETS)
 def test_bytes_input_means_its_surrogateescape_text(target: str) -> None:
     try:
@@ -205,16 +233,21 @@ def test_bytes_input_means_its_surrogateescape_text(target: str) -> None:
 
 
 @given(target=TARGETS)
-def test_strict_raises_exactly_when_the_default_profile_would_repair(target: str) -> None:
+@example(target="1a:b")
+@example(target="http://h:x/")
+def test_strict_raises_exactly_when_the_input_is_not_valid(target: str) -> None:
     strict = Policy.profile("strict")
+    valid = is_valid_output(target, detect_form(target))
     try:
         result = canonicalize(target, strict)
     except InvalidTarget as e:
+        assert not valid, e
         assert 0 <= e.offset <= len(target)
         assert e.status_hint == 400
+        assert canonicalize(target).changed  # the default profile repairs it
         return
-    # Accepted: the input was already a URI-reference (or request-target) needing no repair.
-    assert is_valid_output(target, detect_form(target)) or target.isascii(), result
+    assert valid, result
+    assert result.url == canonicalize(target).url  # strict normalizes like the default
 
 
 # --- RFC 3986 §6.2.2-6.2.3: equivalent spellings get one form; different meanings stay apart.

@@ -99,8 +99,16 @@ def expected_action(mode: str, target: bytes, method: str = "GET") -> str:
     return "rewritten"
 
 
-def check_log(proxy: Proxy, sent: list[tuple[str, bytes, str]], first: int = 0) -> None:
-    """One record per request that was not unchanged, in order, each matching what happened."""
+def check_log(
+    proxy: Proxy,
+    sent: list[tuple[str, bytes, str]],
+    first: int = 0,
+    received: dict[bytes, bytes] | None = None,
+) -> None:
+    """One record per request that was not unchanged, in order, each matching what happened.
+
+    ``received`` maps a sent target to the target the upstream received for it.
+    """
     expected = [(m, t, a) for m, t, a in sent if a != "unchanged"]
     records = wait_for_records(proxy, first + len(expected))[first:]
     assert len(records) == len(expected)
@@ -116,6 +124,8 @@ def check_log(proxy: Proxy, sent: list[tuple[str, bytes, str]], first: int = 0) 
         else:
             assert record["after"] == REDACT.text(text(canonical(target)))
             assert record["edits"]
+        if received is not None and action == "rewritten":
+            assert record["after"].encode("ascii") == received[target]
 
 
 def wait_for_records(proxy: Proxy, n: int, timeout: float = 5.0) -> list[dict[str, Any]]:
@@ -151,6 +161,7 @@ def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxy]:
 def test_forward_mode_raw_http1(tmp_path: Path, upstream: Upstream, mode: str) -> None:
     upstream.take()
     sent = []
+    received: dict[bytes, bytes] = {}
     with running_proxy(tmp_path, "--set", f"urlsan_mode={mode}") as proxy:
         for method in ("GET", "POST"):
             for target in ABSOLUTE_FORM_CASES:
@@ -164,6 +175,7 @@ def test_forward_mode_raw_http1(tmp_path: Path, upstream: Upstream, mode: str) -
                 sent.append((method, target, action))
                 got = upstream.take()
                 forwarded = [r.target for r in got]
+                received.update((target, t) for t in forwarded)
                 if action == "rejected":
                     assert status(response) == 400, target
                     assert b"urlsan: " in response

@@ -67,3 +67,13 @@ def test_scrapy_fingerprinter() -> None:
 
     default = RequestFingerprinter()
     assert len({default.fingerprint(scrapy.Request(u)) for u in VARIANTS}) > 1
+
+
+def test_the_snippet_in_docs_crawling() -> None:
+    doc = (EXAMPLES.parent / "docs" / "crawling.md").read_text()
+    code = doc.split("```python\n", 1)[1].split("```", 1)[0]
+    call, expected = code.rsplit("\n# ", 1)
+    namespace: dict[str, object] = {}
+    exec(call.rsplit("\n\n", 1)[0], namespace)
+    last_line = call.rsplit("\n\n", 1)[1]
+    assert repr(eval(last_line, namespace)) == expected.strip()

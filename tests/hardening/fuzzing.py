@@ -17,11 +17,6 @@ from urlsan.core import InvalidTarget, Policy, Result, canonicalize
 FUZZ_DATA = Path(__file__).resolve().parents[1] / "data" / "fuzz"
 FORMS = ("auto", "origin", "absolute", "authority", "asterisk", "reference")
 
-# Open core bug (test_known_bugs.py::test_merge_slashes_fast_path_is_linear): with merge-slashes a
-# fast-path regex backtracks exponentially, so a fuzzer would hang, not fail.  Set to False (or
-# URLSAN_FUZZ_MERGE_SLASHES=1) once the fix is in, and merge-slashes is fuzzed again.
-MERGE_SLASHES_REDOS = os.environ.get("URLSAN_FUZZ_MERGE_SLASHES", "0") != "1"
-
 # Every profile, and the opt-in rules, alone and together (the two escaped-slash actions apart).
 POLICIES: dict[str, Policy] = {
     "rfc3986": Policy.profile("rfc3986"),
@@ -30,9 +25,9 @@ POLICIES: dict[str, Policy] = {
     "strict": Policy.profile("strict"),
     "addon": Policy.profile("rfc3986").with_rules("+strip-fragment"),
     "opt-in": Policy.profile("rfc3986").with_rules(
-        "+strip-fragment,+backslash-as-slash,+decode-escaped-slash,"
+        "+strip-fragment,+backslash-as-slash,+decode-escaped-slash,+merge-slashes,"
         "+numeric-host,+strip-host-dot,+drop-params,+sort-query,+drop-empty-query"
-        + ("" if MERGE_SLASHES_REDOS else ",+merge-slashes")),
+    ),
     "reject-escaped-slash": Policy.profile("rfc3986").with_rules("+reject-escaped-slash"),
     "nothing": Policy(rules=frozenset()),
 }
@@ -54,8 +49,9 @@ def may_raise(policy: Policy) -> bool:
 KNOWN_BUGS: Counter[str] = Counter()
 
 
-def _known_idempotence_bug(text: str, form: str, policy: Policy, first: str,
-                           second: Result | None) -> str | None:
+def _known_idempotence_bug(
+    text: str, form: str, policy: Policy, first: str, second: Result | None
+) -> str | None:
     if second is None and "reject-escaped-slash" in policy.rules and "\\" in text:
         return "reject-escaped-slash-encodes-backslash-it-rejects"
     if "merge-slashes" in policy.rules and first.startswith(".//"):
@@ -74,8 +70,11 @@ def check(data: bytes | str, policy_name: str, form: str) -> None:
     assert result.input == text
     for edit in result.edits:
         assert 0 <= edit.start <= edit.end <= len(text), edit
-    if form != "asterisk" and policy.rules >= {"encode-unsafe", "encode-non-ascii",
-                                               "encode-stray-percent"}:
+    if form != "asterisk" and policy.rules >= {
+        "encode-unsafe",
+        "encode-non-ascii",
+        "encode-stray-percent",
+    }:
         bad = set(result.url) - _URI_CHARS
         assert not bad, f"characters outside RFC 3986 in the result: {sorted(bad)!r}"
     if "dot-prefix" not in policy.rules:
@@ -89,7 +88,8 @@ def check(data: bytes | str, policy_name: str, form: str) -> None:
         bug = _known_idempotence_bug(text, form, policy, result.url, again)
         assert bug is not None, (
             f"not idempotent: {result.url!r} -> "
-            f"{'InvalidTarget' if again is None else repr(again.url)}")
+            f"{'InvalidTarget' if again is None else repr(again.url)}"
+        )
         KNOWN_BUGS[bug] += 1
 
 

@@ -42,9 +42,13 @@ def minimal_repair(target: bytes) -> bytes:
     out = bytearray()
     seen_hash = False
     for i, b in enumerate(target):
-        if b == 0x25 and not (i + 2 < len(target) + 0 and target[i + 1 : i + 2] and
-                              len(target) > i + 2 and target[i + 1] in _HEX and
-                              target[i + 2] in _HEX):
+        if b == 0x25 and not (
+            i + 2 < len(target) + 0
+            and target[i + 1 : i + 2]
+            and len(target) > i + 2
+            and target[i + 1] in _HEX
+            and target[i + 2] in _HEX
+        ):
             out += b"%25"
         elif b in _INVALID_RAW or (b == 0x23 and seen_hash):
             out += b"%%%02X" % b
@@ -56,6 +60,12 @@ def minimal_repair(target: bytes) -> bytes:
 
 def is_sendable(target: bytes) -> bool:
     return not (UNSENDABLE & set(target))
+
+
+def refused(r: support.Response) -> Meaning:
+    """A refusal, and who refused: the upstream server (it names itself) or the proxy."""
+    proxy = (r.server or b"").startswith(b"mitmproxy")
+    return (REFUSED, r.status, "proxy" if proxy else "server")
 
 
 class Server:
@@ -87,7 +97,7 @@ class NginxJudge(Server):
         tag = f"c{case}"
         self._case[tag] = target
         r = raw_request(self.port, target, {"X-Case": tag})
-        return (REFUSED, r.status) if r.status != 200 else ("pending", tag)
+        return refused(r) if r.status != 200 else ("pending", tag)
 
     def finish(self, found: dict[bytes, Meaning]) -> dict[bytes, Meaning]:
         by_case = {rec.case.decode(): rec for rec in self.nginx.records() if rec.status == 200}
@@ -109,7 +119,7 @@ class WerkzeugJudge(Server):
     def meaning(self, target: bytes, case: int) -> Meaning:
         r = raw_request(self.port, target)
         if r.status != 200:
-            return (REFUSED, r.status)
+            return refused(r)
         record = json.loads(r.body)
         path = record["path_info"].encode("latin-1")
         args = tuple((k, v) for k, v in record["args"])

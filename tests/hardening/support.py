@@ -37,8 +37,9 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def wait_for_port(port: int, proc: subprocess.Popen[bytes] | None = None,
-                  timeout: float = 15.0) -> None:
+def wait_for_port(
+    port: int, proc: subprocess.Popen[bytes] | None = None, timeout: float = 15.0
+) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc is not None and proc.poll() is not None:
@@ -66,10 +67,22 @@ def stop(proc: subprocess.Popen[Any], timeout: float = 10.0) -> None:
 class Response(NamedTuple):
     status: int  # 0: the connection closed without a status line
     body: bytes
+    head: bytes = b""
+
+    @property
+    def server(self) -> bytes | None:
+        """The Server header: "nginx/…", "Werkzeug/…", or "mitmproxy …" for the proxy's own."""
+        m = re.search(rb"\r\nserver:[ \t]*([^\r\n]*)", self.head, re.IGNORECASE)
+        return m.group(1) if m else None
 
 
-def raw_request(port: int, target: bytes, headers: dict[str, str] | None = None,
-                timeout: float = 10.0, method: bytes = b"GET") -> Response:
+def raw_request(
+    port: int,
+    target: bytes,
+    headers: dict[str, str] | None = None,
+    timeout: float = 10.0,
+    method: bytes = b"GET",
+) -> Response:
     head = [method + b" " + target + b" HTTP/1.1", b"Host: 127.0.0.1", b"Connection: close"]
     head += [f"{k}: {v}".encode() for k, v in (headers or {}).items()]
     data = b"\r\n".join(head) + b"\r\n\r\n"
@@ -94,7 +107,7 @@ def parse_response(raw: bytes) -> Response:
     head, _, body = raw.partition(b"\r\n\r\n")
     if b"transfer-encoding: chunked" in head.lower():
         body = dechunk(body)
-    return Response(int(m.group(1)), body)
+    return Response(int(m.group(1)), body, head)
 
 
 def dechunk(body: bytes) -> bytes:
@@ -110,6 +123,59 @@ def dechunk(body: bytes) -> bytes:
         pos = eol + 2 + size + 2
 
 
+class KeepAlive:
+    """One HTTP/1.1 connection reused for many requests (reconnects when the peer closes)."""
+
+    def __init__(self, port: int, timeout: float = 30.0) -> None:
+        self.port = port
+        self.timeout = timeout
+        self.sock: socket.socket | None = None
+        self.buf = b""
+        self.connections = 0
+
+    def close(self) -> None:
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+        self.buf = b""
+
+    def request(self, target: bytes) -> Response:
+        for attempt in (1, 2):
+            if self.sock is None:
+                self.sock = socket.create_connection((LOOPBACK, self.port), self.timeout)
+                self.connections += 1
+            try:
+                self.sock.sendall(b"GET " + target + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                return self._read()
+            except (ConnectionError, EOFError):
+                self.close()
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _fill(self) -> None:
+        assert self.sock is not None
+        chunk = self.sock.recv(65536)
+        if not chunk:
+            raise EOFError("connection closed")
+        self.buf += chunk
+
+    def _read(self) -> Response:
+        while b"\r\n\r\n" not in self.buf:
+            self._fill()
+        head, _, rest = self.buf.partition(b"\r\n\r\n")
+        m = re.search(rb"\r\ncontent-length:\s*(\d+)", head, re.IGNORECASE)
+        length = int(m.group(1)) if m else 0
+        while len(rest) < length:
+            self._fill()
+            rest = self.buf.partition(b"\r\n\r\n")[2]
+        body, self.buf = rest[:length], rest[length:]
+        status = int(head.split(b" ", 2)[1])
+        if re.search(rb"\r\nconnection:\s*close", head, re.IGNORECASE):
+            self.close()
+        return Response(status, body, head)
+
+
 # --- nginx
 
 
@@ -123,8 +189,10 @@ def nginx_binary() -> str | None:
     return next((p for p in NGINX_CANDIDATES if os.access(p, os.X_OK)), None)
 
 
-NGINX_MISSING = ("nginx is not installed (run .ci/install-nginx, or apt-get install nginx-light): "
-                 "the real-server meaning checks against nginx are skipped")
+NGINX_MISSING = (
+    "nginx is not installed (run .ci/install-nginx, or apt-get install nginx-light): "
+    "the real-server meaning checks against nginx are skipped"
+)
 
 # $uri is nginx's decoded, dot-resolved path; $args the raw query.  escape=default writes '"', '\\'
 # and bytes outside 0x20-0x7e as \xHH, so the log reads back to the exact bytes.
@@ -184,9 +252,20 @@ class Nginx:
         conf.write_text(_NGINX_CONF.format(tmp=self.tmp, host=LOOPBACK, port=self.port))
         (self.tmp / "logs").mkdir()  # the compiled-in error log of the prefix, before conf loads
         self.proc = subprocess.Popen(
-            [self.binary, "-p", str(self.tmp), "-c", str(conf), "-e", str(self.tmp / "error.log"),
-             "-g", "daemon off;"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            [
+                self.binary,
+                "-p",
+                str(self.tmp),
+                "-c",
+                str(conf),
+                "-e",
+                str(self.tmp / "error.log"),
+                "-g",
+                "daemon off;",
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
         )
         try:
             wait_for_port(self.port, self.proc)
@@ -215,17 +294,30 @@ class Nginx:
         out = []
         for line in data.splitlines():
             case, status, request_uri, uri, args = line.split(b"\t")
-            out.append(NginxRecord(case, int(status), _nginx_unescape(request_uri),
-                                   _nginx_unescape(uri), _nginx_unescape(args)))
+            out.append(
+                NginxRecord(
+                    case,
+                    int(status),
+                    _nginx_unescape(request_uri),
+                    _nginx_unescape(uri),
+                    _nginx_unescape(args),
+                )
+            )
         return out
 
 
 # --- werkzeug
 
 
+WSGI_REQUESTS = [0]
+_WSGI_LOCK = threading.Lock()
+
+
 def _wsgi_app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
     from werkzeug.wrappers import Request
 
+    with _WSGI_LOCK:
+        WSGI_REQUESTS[0] += 1
     request = Request(environ)
     record = {
         "path_info": environ["PATH_INFO"],  # WSGI strings: latin-1 code points are bytes
@@ -233,8 +325,9 @@ def _wsgi_app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
         "args": [[k, v] for k, v in request.args.items(multi=True)],
     }
     body = json.dumps(record).encode()
-    start_response("200 OK", [("Content-Type", "application/json"),
-                              ("Content-Length", str(len(body)))])
+    start_response(
+        "200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))]
+    )
     return [body]
 
 
@@ -249,8 +342,9 @@ class Werkzeug:
         logging.getLogger("werkzeug").setLevel(logging.CRITICAL)  # 400s are expected here
         self.server = make_server(LOOPBACK, 0, _wsgi_app, threaded=True)
         self.port = int(self.server.server_port)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True,
-                                       kwargs={"poll_interval": 0.1})
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, daemon=True, kwargs={"poll_interval": 0.1}
+        )
 
     def __enter__(self) -> Werkzeug:
         self.thread.start()
@@ -314,8 +408,10 @@ def addon_missing() -> str | None:
     except ImportError:
         return "mitmproxy is not installed (pip install -e '.[proxy]'): through-proxy tests skipped"
     try:
-        from urlsan.addon import cli  # noqa: F401
-        from urlsan.addon import sanitizer  # noqa: F401
+        from urlsan.addon import (
+            cli,  # noqa: F401
+            sanitizer,  # noqa: F401
+        )
     except ImportError as e:
         return f"urlsan.addon is not importable ({e}): through-proxy tests skipped"
     return None
@@ -337,21 +433,32 @@ class Proxy:
     they would on a full disk, without mounting anything.
     """
 
-    def __init__(self, upstream_port: int, log: Path | str | None, *extra: str,
-                 fsize: int | None = None) -> None:
+    def __init__(
+        self, upstream_port: int, log: Path | str | None, *extra: str, fsize: int | None = None
+    ) -> None:
         self.port = free_port()
         self.log = Path(log) if log else None
         self.args = [
-            *urlsan_command(), "proxy",
-            "--mode", f"reverse:http://{LOOPBACK}:{upstream_port}",
-            "--listen-host", LOOPBACK, "-p", str(self.port),
-            "--set", "flow_detail=0", "--set", "termlog_verbosity=warn",
-            "--set", f"urlsan_log={self.log or ''}",
+            *urlsan_command(),
+            "proxy",
+            "--mode",
+            f"reverse:http://{LOOPBACK}:{upstream_port}",
+            "--listen-host",
+            LOOPBACK,
+            "-p",
+            str(self.port),
+            "--set",
+            "flow_detail=0",
+            "--set",
+            "termlog_verbosity=warn",
+            "--set",
+            f"urlsan_log={self.log or ''}",
             *extra,
         ]
         self.fsize = fsize
-        self.stderr_path = Path(tempfile.mkstemp(prefix="urlsan-proxy-", suffix=".err")[1])
+        self.lines: list[str] = []
         self.proc: subprocess.Popen[bytes] | None = None
+        self.reader: threading.Thread | None = None
 
     def _limits(self) -> None:
         import resource
@@ -359,13 +466,22 @@ class Proxy:
         if self.fsize is not None:
             resource.setrlimit(resource.RLIMIT_FSIZE, (self.fsize, self.fsize))
 
+    def _read_output(self) -> None:
+        assert self.proc is not None and self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.append(line.decode(errors="replace"))
+
     def __enter__(self) -> Proxy:
-        err = self.stderr_path.open("wb")
+        # Output through a pipe, read here: a pipe is not subject to the proxy's RLIMIT_FSIZE.
         self.proc = subprocess.Popen(
-            self.args, stdin=subprocess.DEVNULL, stdout=err, stderr=subprocess.STDOUT,
+            self.args,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
             preexec_fn=self._limits if self.fsize is not None else None,
         )
-        err.close()
+        self.reader = threading.Thread(target=self._read_output, daemon=True)
+        self.reader.start()
         try:
             wait_for_port(self.port, self.proc, timeout=60)
         except RuntimeError as e:
@@ -376,14 +492,15 @@ class Proxy:
     def __exit__(self, *exc: object) -> None:
         if self.proc is not None:
             stop(self.proc, 20)
-        with contextlib.suppress(OSError):
-            self.stderr_path.unlink()
+        if self.reader is not None:
+            self.reader.join(10)
+        if self.proc is not None and self.proc.stdout is not None:
+            self.proc.stdout.close()
 
-    def output(self) -> str:
-        try:
-            return self.stderr_path.read_text(errors="replace")
-        except OSError:
-            return ""
+    def output(self, settle: float = 0.3) -> str:
+        """Everything the proxy printed so far (after ``settle`` seconds for the pipe)."""
+        time.sleep(settle)
+        return "".join(self.lines)
 
     def rss_kib(self) -> int:
         """Resident memory of the proxy process (KiB), from /proc."""

@@ -34,17 +34,59 @@ EXAMPLES = int(os.environ.get("URLSAN_FUZZ_EXAMPLES", "300"))
 SECONDS = int(os.environ.get("URLSAN_FUZZ_SECONDS", "5"))
 REPO = Path(__file__).resolve().parents[2]
 
-FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=False,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FUZZ = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=False,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 # Bytes that matter to URL parsers, so that hypothesis builds tricky shapes more often than
 # uniform bytes would: delimiters, escapes and their pieces, dots, slashes, high bytes.
-_ATOMS = [b"/", b".", b"..", b"%", b"%2e", b"%2E", b"%2f", b"%2F", b"%5c", b"%25", b"%00", b"?",
-          b"#", b"&", b"=", b";", b"\\", b"@", b":", b"[", b"]", b"//", b"http://", b"a", b"A",
-          b"0x7f", b"0", b"1", b"%u002e", b"%c0%ae", b"\xc0\xae", b"\xef\xbc\x8e", b"\xff",
-          b"\x00", b" ", b"\r\n", b"~", b"%7e", b"+", b"'", b"*"]
-tricky_bytes = st.lists(st.sampled_from(_ATOMS) | st.binary(max_size=3), max_size=30).map(
-    b"".join)
+_ATOMS = [
+    b"/",
+    b".",
+    b"..",
+    b"%",
+    b"%2e",
+    b"%2E",
+    b"%2f",
+    b"%2F",
+    b"%5c",
+    b"%25",
+    b"%00",
+    b"?",
+    b"#",
+    b"&",
+    b"=",
+    b";",
+    b"\\",
+    b"@",
+    b":",
+    b"[",
+    b"]",
+    b"//",
+    b"http://",
+    b"a",
+    b"A",
+    b"0x7f",
+    b"0",
+    b"1",
+    b"%u002e",
+    b"%c0%ae",
+    b"\xc0\xae",
+    b"\xef\xbc\x8e",
+    b"\xff",
+    b"\x00",
+    b" ",
+    b"\r\n",
+    b"~",
+    b"%7e",
+    b"+",
+    b"'",
+    b"*",
+]
+tricky_bytes = st.lists(st.sampled_from(_ATOMS) | st.binary(max_size=3), max_size=30).map(b"".join)
 any_bytes = st.binary(max_size=300)
 targets = tricky_bytes | any_bytes
 
@@ -76,8 +118,9 @@ def test_canonicalize_bytes() -> None:
 
 
 @FUZZ
-@given(data=st.text(max_size=200), policy=st.sampled_from(POLICY_NAMES),
-       form=st.sampled_from(FORMS))
+@given(
+    data=st.text(max_size=200), policy=st.sampled_from(POLICY_NAMES), form=st.sampled_from(FORMS)
+)
 def _canonicalize_text(data: str, policy: str, form: str) -> None:
     _count(1)
     check_and_save(data, policy, form)
@@ -117,11 +160,15 @@ MODES = ("rewrite", "audit", "reject", "redirect")
 
 
 @FUZZ
-@given(path=targets, mode=st.sampled_from(MODES),
-       profile=st.sampled_from(("rfc3986", "crawler", "strict")),
-       method=st.sampled_from((b"GET", b"POST", b"OPTIONS")))
-def test_addon_request_path(addon_env: object, path: bytes, mode: str, profile: str,
-                            method: bytes) -> None:
+@given(
+    path=targets,
+    mode=st.sampled_from(MODES),
+    profile=st.sampled_from(("rfc3986", "crawler", "strict")),
+    method=st.sampled_from((b"GET", b"POST", b"OPTIONS")),
+)
+def test_addon_request_path(
+    addon_env: object, path: bytes, mode: str, profile: str, method: bytes
+) -> None:
     from mitmproxy.test import taddons, tflow, tutils
     from urlsan.addon import UrlSanitizer
 
@@ -157,16 +204,25 @@ def test_addon_request_path(addon_env: object, path: bytes, mode: str, profile: 
 
 
 def test_atheris_bounded(tmp_path: Path) -> None:
-    pytest.importorskip("atheris", reason="atheris is not installed (pip install atheris): "
-                                          "the coverage-guided fuzz run is skipped; "
-                                          "hypothesis covers the same target")
+    pytest.importorskip(
+        "atheris",
+        reason="atheris is not installed (pip install atheris): "
+        "the coverage-guided fuzz run is skipped; "
+        "hypothesis covers the same target",
+    )
     corpus = tmp_path / "corpus"
     corpus.mkdir()
-    cmd = [sys.executable, str(REPO / "bench" / "fuzz.py"), "atheris",
-           f"-max_total_time={SECONDS}", "-rss_limit_mb=2048", "-timeout=10",
-           f"-artifact_prefix={FUZZ_DATA}/atheris-", str(corpus)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=SECONDS + 120,
-                          cwd=REPO)
+    cmd = [
+        sys.executable,
+        str(REPO / "bench" / "fuzz.py"),
+        "atheris",
+        f"-max_total_time={SECONDS}",
+        "-rss_limit_mb=2048",
+        "-timeout=10",
+        f"-artifact_prefix={FUZZ_DATA}/atheris-",
+        str(corpus),
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=SECONDS + 120, cwd=REPO)
     tail = (proc.stdout + proc.stderr)[-3000:]
     runs = [line for line in tail.splitlines() if "Done" in line and "runs" in line]
     if runs:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from urlsan.core import Policy, canonicalize
 
 from hardening import support
 from hardening.corpus import corpus
@@ -21,7 +22,6 @@ from hardening.judge import (
     judge,
     minimal_repair,
 )
-from urlsan.core import Policy, canonicalize
 
 # The default profile, and what the addon runs for a request-target.
 POLICIES = {
@@ -101,10 +101,16 @@ def test_nginx_decodes_the_same(policy: str, nginx_meanings: dict[bytes, Meaning
 
 @pytest.mark.e2e
 @pytest.mark.parametrize("policy", POLICIES)
-def test_werkzeug_decodes_the_same(policy: str,
-                                   werkzeug_meanings: dict[bytes, Meaning]) -> None:
-    v = judge("werkzeug", policy, TARGETS, REWRITES[policy].__getitem__, werkzeug_meanings,
-              raw_is_misread=werkzeug_misreads, faithful=werkzeug_faithful)
+def test_werkzeug_decodes_the_same(policy: str, werkzeug_meanings: dict[bytes, Meaning]) -> None:
+    v = judge(
+        "werkzeug",
+        policy,
+        TARGETS,
+        REWRITES[policy].__getitem__,
+        werkzeug_meanings,
+        raw_is_misread=werkzeug_misreads,
+        faithful=werkzeug_faithful,
+    )
     report(v)
     assert v.counts["same"] + v.counts["unchanged"] > 1000
 
