@@ -3,9 +3,9 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.urlsan-installed
-EXTRAS ?= proxy,test,peers
+EXTRAS ?= proxy,test,peers,dask
 
-.PHONY: test lint typecheck pytest run bench check-all clean
+.PHONY: install test lint typecheck pytest run bench bench-proxy check-all clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,10 @@ run: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/core.py
+	$(PY) bench/cli.py --quick
+
+bench-proxy: $(STAMP)
+	$(PY) bench/proxy.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .mypy_cache .pytest_cache .ruff_cache

@@ -49,6 +49,7 @@ class Settings(NamedTuple):
     mode: str
     policy: Policy
     strict: Policy  # the policy reject mode checks with: nothing repaired, invalid raises
+    strict_fragment: Policy  # the same, keeping the fragment, so that it is checked too
     filter: flowfilter.TFilter | None
     redactor: Redactor
     signed: str
@@ -86,6 +87,7 @@ def parse_settings(
         mode=mode,
         policy=policy,
         strict=dataclasses.replace(policy, strict=True),
+        strict_fragment=dataclasses.replace(policy, strict=True).with_rules("-strip-fragment"),
         filter=flt,
         redactor=Redactor.of(redact),
         signed=signed,
@@ -265,6 +267,9 @@ class UrlSanitizer:
         form = "asterisk" if request.data.path == b"*" else "origin"
         raw = request.data.path
         try:
+            if reject and b"#" in raw:
+                # strip-fragment would drop an invalid fragment before strict mode saw it.
+                canonicalize(raw, settings.strict_fragment, form=form)
             result = canonicalize(raw, policy, form=form)
             host_header = _host_header(request)
             host, host_edits, host_findings = self._authority(request.scheme, host_header, policy)

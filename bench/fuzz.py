@@ -1,6 +1,7 @@
 """Fuzzing and growth measurements for urlsan.core.canonicalize (issue #5).
 
     python bench/fuzz.py atheris [libFuzzer flags] [corpus dir]   coverage-guided fuzzing
+    python bench/fuzz.py atheris-addon [flags] [corpus dir]       the same, the addon's hook
     python bench/fuzz.py growth [--max N]                         time per input size, printed
 
 The atheris target picks a policy and a form from the first byte and checks the same invariants
@@ -98,9 +99,44 @@ def atheris_main(argv: list[str]) -> None:
     atheris.Fuzz()
 
 
+def atheris_addon_main(argv: list[str]) -> None:
+    """The addon's request path: requestheaders on a flow whose target is the input."""
+    import atheris
+
+    with atheris.instrument_imports(include=["urlsan"]):
+        from mitmproxy.test import taddons, tflow, tutils
+        from urlsan.addon import UrlSanitizer
+
+    modes = ("rewrite", "audit", "reject", "redirect")
+    addon = UrlSanitizer()
+    with taddons.context(addon) as tctx:
+
+        def one_input(data: bytes) -> None:
+            if not data:
+                return
+            mode = modes[data[0] % len(modes)]
+            if tctx.options.urlsan_mode != mode:
+                tctx.configure(addon, urlsan_mode=mode)
+            path = data[1:]
+            if not path.startswith((b"/", b"*")):
+                path = b"/" + path  # what mitmproxy's HTTP/1 reader hands over
+            flow = tflow.tflow(req=tutils.treq(path=path))
+            addon.requestheaders(flow)
+            if addon.errors:
+                raise RuntimeError(f"the addon recorded an internal error on {path!r}")
+            out = flow.request.data.path
+            if out != path and not all(0x21 <= b <= 0x7E for b in out):
+                raise AssertionError(f"not wire-safe: {out!r}")
+
+        atheris.Setup([sys.argv[0], *argv], one_input)
+        atheris.Fuzz()
+
+
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "atheris":
         atheris_main(sys.argv[2:])
+    elif len(sys.argv) > 1 and sys.argv[1] == "atheris-addon":
+        atheris_addon_main(sys.argv[2:])
     elif len(sys.argv) > 1 and sys.argv[1] == "growth":
         n = int(sys.argv[sys.argv.index("--max") + 1]) if "--max" in sys.argv else 200_000
         growth(n)

@@ -172,15 +172,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _policy_options(parser: argparse.ArgumentParser) -> None:
+    # No -p: in `urlsan proxy -p` it is mitmdump's port.
     parser.add_argument(
-        "-p",
         "--profile",
         default="rfc3986",
         metavar="NAME",
         help=f"rule profile: {', '.join(PROFILES)} (default: rfc3986)",
     )
     parser.add_argument(
-        "-r",
         "--rules",
         default="",
         metavar="SPEC",

@@ -162,6 +162,7 @@ class TestModes:
             (b"/a b", "encode-unsafe"),
             (b"/c\r\nX-Injected: 1", "encode-unsafe"),
             (b"/caf\xc3\xa9", "encode-non-ascii"),
+            (b"/a?b#c d", "encode-unsafe"),  # the fragment is checked before it is stripped
         ],
     )
     @pytest.mark.parametrize("http2", [False, True])
@@ -183,7 +184,7 @@ class TestModes:
     def test_reject_forwards_valid_targets_canonicalized(self, addon: UrlSanitizer) -> None:
         with taddons.context(addon) as tctx:
             tctx.configure(addon, urlsan_mode="reject")
-            f = flow(b"/a/./b/%7e")
+            f = flow(b"/a/./b/%7e#ok")
             addon.requestheaders(f)
             assert f.response is None
             assert f.request.data.path == b"/a/b/~"

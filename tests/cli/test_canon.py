@@ -47,7 +47,7 @@ def test_input_file_gzip_and_output_file(urlsan: RunUrlsan, tmp_path: Path) -> N
 def test_profile_and_rules(urlsan: RunUrlsan) -> None:
     url = "http://a//b/?utm_source=x&b=1&a=2#top"
     assert urlsan("canon", url).lines == ["http://a//b/?utm_source=x&b=1&a=2#top"]
-    assert urlsan("canon", "-p", "crawler", url).lines == ["http://a//b/?a=2&b=1"]
+    assert urlsan("canon", "--profile", "crawler", url).lines == ["http://a//b/?a=2&b=1"]
     r = urlsan("canon", "--profile", "crawler", "--rules", "+merge-slashes,-sort-query", url)
     assert r.lines == ["http://a/b/?b=1&a=2"]
 

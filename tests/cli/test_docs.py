@@ -1,4 +1,4 @@
-"""Every `console` block of docs/cli.md, run as written: each `$ ` line is a shell command and the
+"""Every `console` block of docs/cli.md and README.md, run as written: each `$ ` line is a shell command and the
 lines up to the next one are what it prints (standard output and error, as a terminal shows
 them).  The commands run in a scratch directory that has the checkout's examples/ in it."""
 
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = [ROOT / "docs" / "cli.md"]
+DOCS = [ROOT / "docs" / "cli.md", ROOT / "README.md"]
 _BLOCK = re.compile(r"^```console\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 
 

@@ -50,6 +50,7 @@ ABSOLUTE_FORM_CASES = [
     b'/a"b<>^`{|}\\',
     b"/a\x01b\x7f",
     b"/a#frag",
+    b"/a?b#c<d>",
     b"/clean/path?x=1",
     SIGNED,
 ]
@@ -79,7 +80,10 @@ def canonical(target: bytes) -> bytes:
 
 def valid(target: bytes) -> bool:
     try:
-        canonicalize(target, replace(POLICY, strict=True), form="origin")
+        # Fragment included: a fragment is stripped, but an invalid one is still invalid.
+        canonicalize(
+            target, replace(POLICY, strict=True).with_rules("-strip-fragment"), form="origin"
+        )
     except InvalidTarget:
         return False
     return True

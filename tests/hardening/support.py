@@ -183,6 +183,10 @@ NGINX_CANDIDATES = ("/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/local/ngin
 
 
 def nginx_binary() -> str | None:
+    """The nginx to run: $URLSAN_NGINX ("none": behave as if absent), PATH, the usual places."""
+    forced = os.environ.get("URLSAN_NGINX")
+    if forced:
+        return None if forced == "none" else forced
     found = shutil.which("nginx")
     if found:
         return found

@@ -1,10 +1,11 @@
 """Fuzzing `canonicalize` and the addon's request path (issue #5).
 
 Byte-level hypothesis properties with a budget from URLSAN_FUZZ_EXAMPLES (default 300 per test;
-`make check-all` raises it), the atheris target of bench/fuzz.py run for URLSAN_FUZZ_SECONDS
-(default 5; skipped when atheris is not installed), and every saved input under tests/data/fuzz/
-replayed as a regression case.  No input may make the core raise (outside strict and
-reject-escaped-slash), loop, or take more than linear time (test_linear_time.py).
+`make check-all` raises it); the atheris targets of bench/fuzz.py (canonicalize, and the addon's
+hook) run for URLSAN_FUZZ_SECONDS each (default 4; skipped without atheris); and every input saved
+under tests/data/fuzz/ replayed as a regression case.  No input may make the core raise
+(outside strict and reject-escaped-slash), loop, or take more than linear time
+(test_linear_time.py).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from hardening.fuzzing import (
 )
 
 EXAMPLES = int(os.environ.get("URLSAN_FUZZ_EXAMPLES", "300"))
-SECONDS = int(os.environ.get("URLSAN_FUZZ_SECONDS", "5"))
+SECONDS = int(os.environ.get("URLSAN_FUZZ_SECONDS", "4"))
 REPO = Path(__file__).resolve().parents[2]
 
 FUZZ = settings(
@@ -145,8 +146,6 @@ def test_saved_inputs_replay(path: Path) -> None:
 
 # --- the addon's request path, in mitmproxy's own test harness
 
-mitmproxy = pytest.importorskip("mitmproxy", reason="mitmproxy not installed: addon fuzz skipped")
-
 
 @pytest.fixture(scope="module")
 def addon_env() -> object:
@@ -203,7 +202,10 @@ def test_addon_request_path(
 # --- atheris, for a bounded time
 
 
-def test_atheris_bounded(tmp_path: Path) -> None:
+@pytest.mark.parametrize("target", ["atheris", "atheris-addon"])
+def test_atheris_bounded(tmp_path: Path, target: str) -> None:
+    if target == "atheris-addon" and support.addon_missing():
+        pytest.skip(support.addon_missing() or "")
     pytest.importorskip(
         "atheris",
         reason="atheris is not installed (pip install atheris): "
@@ -215,11 +217,11 @@ def test_atheris_bounded(tmp_path: Path) -> None:
     cmd = [
         sys.executable,
         str(REPO / "bench" / "fuzz.py"),
-        "atheris",
+        target,
         f"-max_total_time={SECONDS}",
         "-rss_limit_mb=2048",
         "-timeout=10",
-        f"-artifact_prefix={FUZZ_DATA}/atheris-",
+        f"-artifact_prefix={FUZZ_DATA}/{target}-",
         str(corpus),
     ]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=SECONDS + 120, cwd=REPO)
@@ -227,5 +229,5 @@ def test_atheris_bounded(tmp_path: Path) -> None:
     runs = [line for line in tail.splitlines() if "Done" in line and "runs" in line]
     if runs:
         n = int(runs[-1].split("Done", 1)[1].split("runs")[0].strip())
-        support.FIGURES["fuzz: atheris executions"] += n
+        support.FIGURES[f"fuzz: {target} executions"] += n
     assert proc.returncode == 0, f"atheris found a failing input (saved in {FUZZ_DATA}):\n{tail}"
