@@ -1,6 +1,7 @@
-"""Every `console` block of docs/cli.md and README.md, run as written: each `$ ` line is a shell command and the
-lines up to the next one are what it prints (standard output and error, as a terminal shows
-them).  The commands run in a scratch directory that has the checkout's examples/ in it."""
+"""Every `console` block of docs/cli.md and README.md, run as written: each `$ ` line is a
+shell command and the lines up to the next one are what it prints (standard output and error,
+as a terminal shows them).  The commands run in a scratch directory that has the checkout's
+examples/ in it."""
 
 from __future__ import annotations
 
