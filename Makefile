@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.urlsan-installed
-EXTRAS ?= proxy,test,peers,dask
+EXTRAS ?= proxy,test,peers,dask,fuzz
 
 .PHONY: install test lint typecheck pytest run bench bench-proxy check-all clean
 
@@ -41,6 +41,13 @@ bench: $(STAMP)
 
 bench-proxy: $(STAMP)
 	$(PY) bench/proxy.py
+
+# Longer budgets for tests/hardening (issue #5, docs/security.md): ~4 min per Python.
+HARDENING_BUDGET ?= URLSAN_FUZZ_EXAMPLES=3000 URLSAN_FUZZ_SECONDS=60 \
+	URLSAN_LOAD_REQUESTS=20000 URLSAN_LOAD_CONNECTIONS=50
+
+check-all: $(STAMP)
+	env $(HARDENING_BUDGET) $(PY) -m pytest tests/hardening $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info .mypy_cache .pytest_cache .ruff_cache

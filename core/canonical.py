@@ -28,10 +28,17 @@ _COMPONENTS = ("userinfo", "host", "path", "query", "fragment")
 
 
 @lru_cache(maxsize=16)
-def _scanners(unreserved_2396: bool, slash: str, lower_host: bool) -> dict[str, rules.Scanner]:
+def _scanners(
+    unreserved_2396: bool, slash: str, lower_host: bool, decode: bool, upper: bool
+) -> dict[str, rules.Scanner]:
     return {
         c: rules.scanner(
-            c, unreserved_2396, slash if c == "path" else "keep", lower_host and c == "host"
+            c,
+            unreserved_2396,
+            slash if c == "path" else "keep",
+            lower_host and c == "host",
+            decode,
+            upper,
         )
         for c in _COMPONENTS
     }
@@ -76,7 +83,13 @@ class _Canonicalizer:
             slash = "decode-all" if on("backslash-as-slash") else "decode"
         else:
             slash = "keep"
-        self.scan = _scanners(policy.unreserved_2396, slash, on("lowercase-host"))
+        self.scan = _scanners(
+            policy.unreserved_2396,
+            slash,
+            on("lowercase-host"),
+            on("decode-unreserved"),
+            on("uppercase-escape"),
+        )
 
     def chars(self, component: str, text: str, start: int) -> str:
         return self.scan[component].scan(text, start, self.edits)

@@ -63,7 +63,10 @@ RULES: tuple[Rule, ...] = (
     Rule("backslash-as-slash", "WHATWG URL §4.4 (special schemes)", True, "\\ → /"),
     Rule("decode-escaped-slash", "RFC 3986 §2.2", True, "%2F → / in the path"),
     Rule(
-        "reject-escaped-slash", "RFC 3986 §2.2", True, "%2F or %5C in the path raises InvalidTarget"
+        "reject-escaped-slash",
+        "RFC 3986 §2.2",
+        True,
+        "%2F, %5C or a raw \\ in the path raises InvalidTarget",
     ),
     Rule("merge-slashes", "(none: nginx merge_slashes)", True, "//a///b → /a/b"),
     Rule("remove-dot-segments", "RFC 3986 §5.2.4, §6.2.2.3", False, "/a/./b/../c → /a/c"),
@@ -92,6 +95,11 @@ RULES: tuple[Rule, ...] = (
 
 RULE_NAMES: tuple[str, ...] = tuple(r.name for r in RULES)
 RULES_BY_NAME: dict[str, Rule] = {r.name: r for r in RULES}
+
+# Repairs without which the output would not be a valid URI-reference (RFC 3986 Appendix A).
+REQUIRED_RULES = frozenset(
+    {"encode-stray-percent", "encode-unsafe", "encode-non-ascii", "dot-prefix"}
+)
 
 _MEANING_KEPT = frozenset(r.name for r in RULES if not r.lossy)
 
@@ -152,6 +160,12 @@ class Policy:
         unknown = set(self.rules) - set(RULE_NAMES)
         if unknown:
             raise ValueError(f"unknown rule(s): {', '.join(sorted(unknown))}")
+        off = REQUIRED_RULES - self.rules
+        if off:
+            raise ValueError(
+                f"{', '.join(sorted(off))} cannot be switched off: the output would not be a "
+                "valid URI-reference (the strict profile refuses such input instead)"
+            )
         if "decode-escaped-slash" in self.rules and "reject-escaped-slash" in self.rules:
             raise ValueError("decode-escaped-slash and reject-escaped-slash exclude each other")
         pattern = "|".join(fnmatch.translate(p) for p in self.drop_params) or r"(?!)"

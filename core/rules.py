@@ -21,26 +21,61 @@ _HEX = "0123456789ABCDEF"
 class Edits:
     """Collects edits; adjacent edits of one rule in one component merge into one.
 
-    Merged texts are kept as lists and joined once in `freeze`, so a million adjacent rewrites
-    cost linear time.
+    Kept as six parallel lists rather than an object per edit: a megabyte of hostile escapes
+    makes a million edits, and a million small containers would keep the garbage collector
+    busy for longer than the rewriting itself.  Texts merged into the last edit wait in
+    ``tail_*`` and are joined once, so long runs cost linear time.
     """
 
-    __slots__ = ("items", "strict")
+    __slots__ = (
+        "afters",
+        "befores",
+        "components",
+        "ends",
+        "rules",
+        "starts",
+        "strict",
+        "tail_afters",
+        "tail_befores",
+    )
 
     def __init__(self, strict: bool) -> None:
-        self.items: list[tuple[str, str, int, list[int], list[str], list[str]]] = []
+        self.rules: list[str] = []
+        self.components: list[str] = []
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        self.befores: list[str] = []
+        self.afters: list[str] = []
+        self.tail_befores: list[str] = []
+        self.tail_afters: list[str] = []
         self.strict = strict
 
     def add(self, rule: str, component: str, start: int, end: int, before: str, after: str) -> None:
-        items = self.items
-        if items:
-            last = items[-1]
-            if last[3][0] == start and last[0] == rule and last[1] == component:
-                last[3][0] = end
-                last[4].append(before)
-                last[5].append(after)
-                return
-        items.append((rule, component, start, [end], [before], [after]))
+        ends = self.ends
+        if (
+            ends
+            and ends[-1] == start
+            and self.rules[-1] == rule
+            and self.components[-1] == component
+        ):
+            ends[-1] = end
+            self.tail_befores.append(before)
+            self.tail_afters.append(after)
+            return
+        if self.tail_befores:
+            self._flush()
+        self.rules.append(rule)
+        self.components.append(component)
+        self.starts.append(start)
+        ends.append(end)
+        self.befores.append(before)
+        self.afters.append(after)
+
+    def _flush(self) -> None:
+        self.befores[-1] += "".join(self.tail_befores)
+        self.afters[-1] += "".join(self.tail_afters)
+        self.tail_befores.clear()
+        self.tail_afters.clear()
 
     def repair(self, rule: str, component: str, offset: int, message: str) -> None:
         """A repair is about to happen: a strict policy refuses it instead."""
@@ -48,9 +83,22 @@ class Edits:
             raise InvalidTarget(rule, component, offset, message)
 
     def freeze(self) -> tuple[Edit, ...]:
+        if self.tail_befores:
+            self._flush()
+        new = tuple.__new__  # Edit's own __new__ is Python code: a third slower per edit
         return tuple(
-            Edit(rule, comp, start, end[0], "".join(before), "".join(after))
-            for rule, comp, start, end, before, after in self.items
+            [
+                new(Edit, edit)
+                for edit in zip(
+                    self.rules,
+                    self.components,
+                    self.starts,
+                    self.ends,
+                    self.befores,
+                    self.afters,
+                    strict=True,
+                )
+            ]
         )
 
 
@@ -80,7 +128,13 @@ class Scanner:
     __slots__ = ("clean", "component", "escapes", "reject", "unsafe")
 
     def __init__(
-        self, component: str, unreserved: frozenset[str], slash: str, lower: bool = False
+        self,
+        component: str,
+        unreserved: frozenset[str],
+        slash: str,
+        lower: bool = False,
+        decode: bool = True,
+        upper: bool = True,
     ) -> None:
         self.component = component
         allowed = charsets.regex_class(charsets.ALLOWED[component])
@@ -93,12 +147,12 @@ class Scanner:
             canonical = pct(byte)
             hi, lo = canonical[1], canonical[2]
             for pair in {h + lo_ for h in {hi, hi.lower()} for lo_ in {lo, lo.lower()}}:
-                if chr(byte) in unreserved:
+                if decode and chr(byte) in unreserved:
                     # lower: a host's "%41" decodes straight to "a" (§6.2.2.1, §6.2.2.2), so that
                     # lowercase-host, which runs first, only ever edits characters of the input.
                     decoded = chr(byte).lower() if lower else chr(byte)
                     self.escapes[pair] = (decoded, "decode-unreserved")
-                elif "%" + pair != canonical:
+                elif upper and "%" + pair != canonical:
                     self.escapes[pair] = (canonical, "uppercase-escape")
                 else:
                     self.escapes[pair] = _NOT_FOUND
@@ -197,10 +251,15 @@ class Scanner:
 
 @lru_cache(maxsize=64)
 def scanner(
-    component: str, unreserved_2396: bool = False, slash: str = "keep", lower: bool = False
+    component: str,
+    unreserved_2396: bool = False,
+    slash: str = "keep",
+    lower: bool = False,
+    decode: bool = True,
+    upper: bool = True,
 ) -> Scanner:
     unreserved = charsets.UNRESERVED_2396 if unreserved_2396 else charsets.UNRESERVED
-    return Scanner(component, unreserved, slash, lower)
+    return Scanner(component, unreserved, slash, lower, decode, upper)
 
 
 # --- Scheme and host.

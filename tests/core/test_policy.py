@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 from urlsan.core import RULES, InvalidTarget, Policy, canonicalize
-from urlsan.core.policy import DEFAULT_POLICY, PROFILES, RULE_NAMES
+from urlsan.core.policy import DEFAULT_POLICY, PROFILES, REQUIRED_RULES, RULE_NAMES
 
 LOSSY = {
     "strip-fragment",
@@ -96,7 +96,7 @@ def test_unknown_rule_in_constructor() -> None:
 
 def test_escaped_slash_actions_exclude_each_other() -> None:
     with pytest.raises(ValueError, match="exclude each other"):
-        Policy(rules=frozenset({"decode-escaped-slash", "reject-escaped-slash"}))
+        Policy(rules=REQUIRED_RULES | {"decode-escaped-slash", "reject-escaped-slash"})
     later_wins = Policy().with_rules("+decode-escaped-slash,+reject-escaped-slash")
     assert "reject-escaped-slash" in later_wins.rules
     assert "decode-escaped-slash" not in later_wins.rules
@@ -128,19 +128,7 @@ def test_no_drop_params_patterns() -> None:
     assert canonicalize("/?utm_source=1", policy).url == "/?utm_source=1"
 
 
-_ALWAYS_ON = pytest.mark.xfail(
-    strict=True,
-    reason="the character rules (decode-unreserved, uppercase-escape, encode-*) run in one "
-    "table-driven pass that ignores the policy: with_rules('-decode-unreserved') is accepted but "
-    "does nothing.  Open question: honour the switch, or refuse to switch off a rule that the "
-    "output's validity depends on (encode-*)",
-)
-_SWITCHABLE = [
-    pytest.param(name, marks=_ALWAYS_ON)
-    if name in ("decode-unreserved", "uppercase-escape", "encode-unsafe")
-    else name
-    for name in RULE_NAMES
-]
+_SWITCHABLE = [name for name in RULE_NAMES if name not in REQUIRED_RULES]
 
 
 @pytest.mark.parametrize("name", _SWITCHABLE)
@@ -152,3 +140,24 @@ def test_every_rule_can_be_switched_off(name: str) -> None:
     )
     assert result.url.isascii()
     assert not any(edit.rule == name for edit in result.edits)
+
+
+@pytest.mark.parametrize("name", sorted(REQUIRED_RULES))
+def test_rules_the_output_needs_cannot_be_switched_off(name: str) -> None:
+    # Without them the output would not be a valid URI-reference; strict refuses instead.
+    with pytest.raises(ValueError, match=name):
+        Policy().with_rules(f"-{name}")
+
+
+@pytest.mark.parametrize(
+    ("spec", "url"),
+    [
+        ("-decode-unreserved", "/%7E%2F"),  # escapes of unreserved characters kept (uppercased)
+        ("-uppercase-escape", "/~%2f"),  # hex case kept
+        ("-decode-unreserved,-uppercase-escape", "/%7e%2f"),
+    ],
+)
+def test_character_rules_honour_their_switch(spec: str, url: str) -> None:
+    policy = Policy().with_rules(spec)
+    assert canonicalize("/%7e%2f", policy).url == url
+    assert canonicalize(url, policy).edits == ()  # and the result is canonical for that policy

@@ -14,9 +14,5 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: Any)
     tr.section("urlsan hardening figures")
     for name, value in sorted(support.FIGURES.items()):
         tr.write_line(f"{name:<60} {value:>10}")
-    from hardening.fuzzing import KNOWN_BUGS
-
-    for name, value in sorted(KNOWN_BUGS.items()):
-        tr.write_line(f"{'fuzz: tolerated known core bug ' + name:<60} {value:>10}")
     for note in support.NOTES:
         tr.write_line(note)

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections import Counter
 from pathlib import Path
 
 from urlsan.core import InvalidTarget, Policy, Result, canonicalize
+from urlsan.core.policy import REQUIRED_RULES
 
 FUZZ_DATA = Path(__file__).resolve().parents[1] / "data" / "fuzz"
 FORMS = ("auto", "origin", "absolute", "authority", "asterisk", "reference")
@@ -29,7 +29,7 @@ POLICIES: dict[str, Policy] = {
         "+numeric-host,+strip-host-dot,+drop-params,+sort-query,+drop-empty-query"
     ),
     "reject-escaped-slash": Policy.profile("rfc3986").with_rules("+reject-escaped-slash"),
-    "nothing": Policy(rules=frozenset()),
+    "nothing": Policy(rules=REQUIRED_RULES),  # only the repairs the output cannot do without
 }
 POLICY_NAMES = tuple(POLICIES)
 
@@ -41,22 +41,6 @@ _URI_CHARS = frozenset(
 
 def may_raise(policy: Policy) -> bool:
     return policy.strict or "reject-escaped-slash" in policy.rules
-
-
-# Core bugs reported with minimal repros (test_core_bugs.py pins each one with a strict xfail).
-# The fuzz target tolerates exactly these shapes, and counts them, so that it keeps looking for
-# new ones; remove an entry when its xfail starts passing.
-KNOWN_BUGS: Counter[str] = Counter()
-
-
-def _known_idempotence_bug(
-    text: str, form: str, policy: Policy, first: str, second: Result | None
-) -> str | None:
-    if second is None and "reject-escaped-slash" in policy.rules and "\\" in text:
-        return "reject-escaped-slash-encodes-backslash-it-rejects"
-    if "merge-slashes" in policy.rules and first.startswith(".//"):
-        return "merge-slashes-before-dot-prefix-guard"
-    return None
 
 
 def check(data: bytes | str, policy_name: str, form: str) -> None:
@@ -77,20 +61,14 @@ def check(data: bytes | str, policy_name: str, form: str) -> None:
     }:
         bad = set(result.url) - _URI_CHARS
         assert not bad, f"characters outside RFC 3986 in the result: {sorted(bad)!r}"
-    if "dot-prefix" not in policy.rules:
-        return  # without the guard a rewritten path may read as a scheme: no fixed point
     # Idempotence: the canonical form is a fixed point of the same policy and form.
     try:
         again: Result | None = canonicalize(result.url, policy, form=form)
     except InvalidTarget:
         again = None
-    if again is None or again.url != result.url:
-        bug = _known_idempotence_bug(text, form, policy, result.url, again)
-        assert bug is not None, (
-            f"not idempotent: {result.url!r} -> "
-            f"{'InvalidTarget' if again is None else repr(again.url)}"
-        )
-        KNOWN_BUGS[bug] += 1
+    assert again is not None and again.url == result.url, (
+        f"not idempotent: {result.url!r} -> {'InvalidTarget' if again is None else repr(again.url)}"
+    )
 
 
 def save(data: bytes | str, kind: str) -> Path:

@@ -13,6 +13,7 @@ or ``("refused", status)`` when the server answers anything but 200.
 from __future__ import annotations
 
 import json
+import threading
 from collections import Counter
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -42,13 +43,8 @@ def minimal_repair(target: bytes) -> bytes:
     out = bytearray()
     seen_hash = False
     for i, b in enumerate(target):
-        if b == 0x25 and not (
-            i + 2 < len(target) + 0
-            and target[i + 1 : i + 2]
-            and len(target) > i + 2
-            and target[i + 1] in _HEX
-            and target[i + 2] in _HEX
-        ):
+        escape = target[i + 1 : i + 3]
+        if b == 0x25 and not (len(escape) == 2 and escape[0] in _HEX and escape[1] in _HEX):
             out += b"%25"
         elif b in _INVALID_RAW or (b == 0x23 and seen_hash):
             out += b"%%%02X" % b
@@ -69,8 +65,22 @@ def refused(r: support.Response) -> Meaning:
 
 
 class Server:
+    """Sends targets to one port; ``keep_alive`` reuses a connection per worker thread (a proxy
+    then reuses its upstream connection too), otherwise one connection per request."""
+
     name = "server"
     port = 0
+    keep_alive = False
+    _local = threading.local()
+
+    def send(self, target: bytes, headers: dict[str, str] | None = None) -> support.Response:
+        if not self.keep_alive:
+            return raw_request(self.port, target, headers)
+        conns = self._local.__dict__.setdefault("conns", {})
+        conn = conns.get(self.port)
+        if conn is None:
+            conn = conns[self.port] = support.KeepAlive(self.port)
+        return conn.request(target, headers)
 
     def meaning(self, target: bytes, case: int) -> Meaning:
         raise NotImplementedError
@@ -87,7 +97,10 @@ class Server:
 
 
 class NginxJudge(Server):
-    def __init__(self, nginx: Nginx, port: int | None = None, name: str = "nginx") -> None:
+    def __init__(
+        self, nginx: Nginx, port: int | None = None, name: str = "nginx", keep_alive: bool = False
+    ) -> None:
+        self.keep_alive = keep_alive
         self.nginx = nginx
         self.port = port or nginx.port
         self.name = name
@@ -96,7 +109,7 @@ class NginxJudge(Server):
     def meaning(self, target: bytes, case: int) -> Meaning:
         tag = f"c{case}"
         self._case[tag] = target
-        r = raw_request(self.port, target, {"X-Case": tag})
+        r = self.send(target, {"X-Case": tag})
         return refused(r) if r.status != 200 else ("pending", tag)
 
     def finish(self, found: dict[bytes, Meaning]) -> dict[bytes, Meaning]:
@@ -112,12 +125,19 @@ class NginxJudge(Server):
 
 
 class WerkzeugJudge(Server):
-    def __init__(self, server: Werkzeug, port: int | None = None, name: str = "werkzeug") -> None:
+    def __init__(
+        self,
+        server: Werkzeug,
+        port: int | None = None,
+        name: str = "werkzeug",
+        keep_alive: bool = False,
+    ) -> None:
+        self.keep_alive = keep_alive
         self.port = port or server.port
         self.name = name
 
     def meaning(self, target: bytes, case: int) -> Meaning:
-        r = raw_request(self.port, target)
+        r = self.send(target)
         if r.status != 200:
             return refused(r)
         record = json.loads(r.body)

@@ -139,13 +139,16 @@ class KeepAlive:
             self.sock = None
         self.buf = b""
 
-    def request(self, target: bytes) -> Response:
+    def request(self, target: bytes, headers: dict[str, str] | None = None) -> Response:
+        extra = b"".join(f"{k}: {v}\r\n".encode() for k, v in (headers or {}).items())
         for attempt in (1, 2):
             if self.sock is None:
                 self.sock = socket.create_connection((LOOPBACK, self.port), self.timeout)
                 self.connections += 1
             try:
-                self.sock.sendall(b"GET " + target + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                self.sock.sendall(
+                    b"GET " + target + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n" + extra + b"\r\n"
+                )
                 return self._read()
             except (ConnectionError, EOFError):
                 self.close()

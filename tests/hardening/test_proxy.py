@@ -97,7 +97,7 @@ def test_corpus_through_proxy_to_nginx(tmp: Path) -> None:
         pytest.skip(support.NGINX_MISSING)
     with support.Nginx(binary) as nginx, support.Proxy(nginx.port, tmp / "nginx.jsonl") as proxy:
         direct = NginxJudge(nginx)
-        proxied = NginxJudge(nginx, port=proxy.port, name="urlsan proxy -> nginx")
+        proxied = NginxJudge(nginx, port=proxy.port, name="urlsan proxy -> nginx", keep_alive=True)
         counts, failures = through(direct, proxied, proxy)
     assert not failures, "\n".join(failures[:30])
     assert counts["as canonical"] > 1000
@@ -106,7 +106,13 @@ def test_corpus_through_proxy_to_nginx(tmp: Path) -> None:
 def test_corpus_through_proxy_to_werkzeug(tmp: Path) -> None:
     with support.Werkzeug() as server, support.Proxy(server.port, tmp / "wz.jsonl") as proxy:
         direct = WerkzeugJudge(server)
-        proxied = WerkzeugJudge(server, port=proxy.port, name="urlsan proxy -> werkzeug")
+        proxied = WerkzeugJudge(
+            # No keep-alive here: the dev server writes head and body apart, and Nagle plus
+            # delayed ACKs then stall every reused connection for 40 ms.
+            server,
+            port=proxy.port,
+            name="urlsan proxy -> werkzeug",
+        )
         counts, failures = through(direct, proxied, proxy)
     assert not failures, "\n".join(failures[:30])
     assert counts["as canonical"] > 1000
