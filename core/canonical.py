@@ -204,6 +204,10 @@ class _Canonicalizer:
         relative = form != "origin" and scheme is None and not has_authority and text[:1] != "/"
         detect.path(text, start, not relative, self.findings)
         detect.escapes(text, "path", start, self.findings)
+        if relative and ":" in text.partition("/")[0]:
+            # §4.2: "a:b" is no relative-path reference (it reads as a scheme), even when dot
+            # removal would drop the segment; a strict policy says so.
+            edits.repair("dot-prefix", "path", start, "first segment of a relative path has ':'")
         if on("backslash-as-slash") and "\\" in text:
             for m in re.finditer(r"\\+", text):
                 edits.add(

@@ -32,7 +32,8 @@ _ORIGIN_FORM = re.compile(
     r"(?P<path>[^?\#]*)(?:\?(?P<query>[^\#]*))?(?:\#(?P<fragment>.*))?", re.DOTALL
 )
 # authority-form: a host (IP-literal or a name without delimiters) and a port of digits only.
-_AUTHORITY_FORM = re.compile(r"(?:\[[^/?#@\]]*\]|[^:/?#@\[\]]+):[0-9]*", re.DOTALL)
+# A port is required here: "À:" is a relative path whose first segment holds a colon.
+_AUTHORITY_FORM = re.compile(r"(?:\[[^/?#@\]]*\]|[^:/?#@\[\]]+):[0-9]+", re.DOTALL)
 
 
 # A component: its text (None when absent) and its offset in the input.

@@ -18,7 +18,7 @@ import idna
 _APPENDIX_B = re.compile(
     r"(?:([A-Za-z][A-Za-z0-9+.\-]*):)?(?://([^/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#(.*))?", re.DOTALL
 )
-_AUTHORITY = re.compile(r"(?:\[[^/?#@\]]*\]|[^:/?#@\[\]]+):[0-9]*", re.DOTALL)
+_AUTHORITY = re.compile(r"(?:\[[^/?#@\]]*\]|[^:/?#@\[\]]+):[0-9]+", re.DOTALL)  # a port is required
 _ORIGIN = re.compile(r"([^?#]*)(?:\?([^#]*))?(?:#(.*))?", re.DOTALL)
 _ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
 _BASE_DEPTH = 100  # deeper than any relative path the tests generate climbs
