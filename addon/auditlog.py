@@ -3,19 +3,46 @@
 Lines are appended with one ``write`` each under a lock and flushed at once, so concurrent flows
 never interleave or lose a line and a crash loses nothing already logged.  Raw bytes that are not
 UTF-8 appear as ``\\udcXX`` escapes (Python's ``surrogateescape``), exactly as the edits count them.
+
+Caps, so that one hostile request can neither write megabytes nor stall the proxy: a record holds
+the first `MAX_EDITS` (100) edits, and ``"edits_truncated": <number dropped>`` when there were
+more; a string longer than `MAX_TEXT` (8192 characters) is cut to that length (after redaction,
+so a secret is never half-masked), and the record, edit or finding that held it gets
+``"truncated": true``.
+
+Faults while running never stop the proxy, and each is reported once:
+
+* A write that fails (ENOSPC, EFBIG, EIO, ...) loses that record, and never leaves part of it:
+  whatever part of the line was written is cut off again (``ftruncate``), so the file stays valid
+  JSON Lines (where it cannot be, on a pipe or a device, the next record starts a new line, so
+  only the torn one is lost).  The first failure is logged as one error; the next ones are only
+  counted (`AuditLog.lost`, ``audit_records_lost`` in ``urlsan.stats``).  The first write that
+  succeeds `AuditLog.recovery_settle` (10) seconds or more after the last failure logs one info
+  line with the number of records lost: a nearly full disk that takes short records and refuses
+  long ones is one fault, not one per record.
+* A log file removed while running is created again at the next write (one warning); one moved
+  away or replaced (logrotate) is reopened within `AuditLog.check_interval` seconds (one info
+  line), the records in between landing in the moved file.
 """
 
 from __future__ import annotations
 
+import errno
 import json
+import logging
 import os
 import re
 import threading
+import time
 import urllib.parse
 from collections.abc import Iterable
 from typing import Any
 
+logger = logging.getLogger(__name__)
+
 MASK = "***"
+MAX_EDITS = 100  # edits kept per record
+MAX_TEXT = 8192  # characters kept per string
 
 # Query parameters whose values are secrets (compared case-insensitively, after %-decoding).
 DEFAULT_REDACT: tuple[str, ...] = (
@@ -132,29 +159,184 @@ class Redactor:
 _ENCODER = json.JSONEncoder(separators=(",", ":"))  # ensure_ascii: the file is plain ASCII
 
 
+def limit_edits(record: dict[str, Any]) -> dict[str, Any]:
+    """``record`` with at most `MAX_EDITS` edits, counting the others in ``edits_truncated``."""
+    edits = record.get("edits")
+    if not isinstance(edits, list) or len(edits) <= MAX_EDITS:
+        return record
+    out = dict(record)
+    out["edits"] = edits[:MAX_EDITS]
+    out["edits_truncated"] = int(record.get("edits_truncated") or 0) + len(edits) - MAX_EDITS
+    return out
+
+
+def _cut(obj: dict[str, Any]) -> dict[str, Any]:
+    long = [k for k, v in obj.items() if isinstance(v, str) and len(v) > MAX_TEXT]
+    if not long:
+        return obj
+    out = dict(obj)
+    for k in long:
+        out[k] = out[k][:MAX_TEXT]
+    out["truncated"] = True
+    return out
+
+
+def limit_text(record: dict[str, Any]) -> dict[str, Any]:
+    """``record`` with every string cut to `MAX_TEXT`, each object cut marked ``truncated``."""
+    out = _cut(record)
+    for key in ("edits", "findings"):
+        items = out.get(key)
+        if isinstance(items, list):
+            cut = [_cut(x) if isinstance(x, dict) else x for x in items]
+            if any(a is not b for a, b in zip(cut, items, strict=True)):
+                out = out if out is not record else dict(record)
+                out[key] = cut
+    return out
+
+
+_Note = tuple[int, str, tuple[Any, ...]]  # a line to log once the lock is released
+
+
 class AuditLog:
-    """An append-only JSON Lines file.  ``write`` never raises: it returns False on failure."""
+    """An append-only JSON Lines file.  `write` returns False for a lost record, never raises
+    `OSError`, and reports each fault of the file once (see the module's docstring).
+    """
+
+    check_interval = 1.0  # seconds between checks that the path still names the open file
+    recovery_settle = 10.0  # seconds of successful writes before a fault is reported as over
 
     def __init__(self, path: str, redactor: Redactor) -> None:
         self.path = path
         self.redactor = redactor
+        self.lost = 0  # records not written, since opened
         self._lock = threading.Lock()
+        self._abspath = os.path.abspath(path)  # reopened by this name even if the cwd changes
         # Opened here so that an unwritable path fails at start-up (configure), not per request.
-        self._fd: int | None = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        self._fd: int | None = self._open()
+        # A file system that does not count links (st_nlink 0 for a named file) is only watched
+        # by the periodic check.
+        self._links_counted = os.fstat(self._fd).st_nlink > 0
+        self._checked = time.monotonic()  # when the path was last compared with the open file
+        self._partial = False  # a line could not be cut back: start the next one on a new line
+        self._fault: str | None = None  # why writes began to fail, until they work again
+        self._fault_lost = 0  # records lost since then
+        self._last_failure = 0.0
 
-    def write(self, record: dict[str, Any]) -> None:
-        """Append one record as one line.  Raises `OSError` when the line could not be written."""
-        data = _ENCODER.encode(self.redactor.record(record)).encode("ascii") + b"\n"
+    def _open(self) -> int:
+        return os.open(self._abspath, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+
+    def write(self, record: dict[str, Any]) -> bool:
+        """Append one record as one line; False if it was lost (the fault is logged once)."""
+        record = self.redactor.record(limit_edits(record))
+        text = _ENCODER.encode(record)
+        if len(text) > MAX_TEXT:  # else no string in it can be longer (the fast path)
+            text = _ENCODER.encode(limit_text(record))
+        data = text.encode("ascii") + b"\n"
+        notes: list[_Note] = []
         with self._lock:
-            if self._fd is None:
-                raise OSError(f"audit log {self.path} is closed")
-            view = memoryview(data)
-            while view:
-                n = os.write(self._fd, view)
-                view = view[n:]
+            try:
+                self._append(data, notes)
+            except OSError as e:
+                self._failed(e, notes)
+                ok = False
+            else:
+                if self._fault is not None:
+                    self._succeeded(notes)
+                ok = True
+        for level, message, args in notes:  # logged outside the lock: handlers may be slow
+            logger.log(level, message, *args)
+        return ok
+
+    def _append(self, data: bytes, notes: list[_Note]) -> None:
+        fd = self._fd
+        if fd is None:
+            raise OSError(errno.EBADF, "the audit log is closed")
+        # A removed file is noticed at once (fstat is cheap): records written to it are lost.
+        # A moved one only every check_interval: records written to it are kept there.
+        if (
+            self._links_counted and os.fstat(fd).st_nlink == 0
+        ) or time.monotonic() - self._checked >= self.check_interval:
+            fd = self._follow_path(fd, notes)
+        if self._partial:
+            data = b"\n" + data
+        written = os.write(fd, data)
+        if written < len(data):  # rare: a short write, the last bytes a file system takes
+            try:
+                view = memoryview(data)
+                while written < len(data):
+                    written += os.write(fd, view[written:])
+            except OSError:
+                self._partial = not _cut_back(fd, written)
+                raise
+        self._partial = False
+
+    def _follow_path(self, fd: int, notes: list[_Note]) -> int:
+        """The fd to write to: a new one if the path no longer names the open file."""
+        self._checked = time.monotonic()
+        current = os.fstat(fd)
+        removed = self._links_counted and current.st_nlink == 0
+        if not removed:
+            try:
+                named = os.stat(self._abspath)
+            except FileNotFoundError:
+                pass
+            else:
+                if (named.st_dev, named.st_ino) == (current.st_dev, current.st_ino):
+                    return fd
+        try:
+            new = self._open()
+        except OSError as e:
+            if removed:  # writing on would lose the record in a file nobody can read
+                raise OSError(e.errno, f"it was removed and cannot be created again: {e}") from e
+            return fd  # moved away: keep appending there, and retry at the next check
+        os.close(fd)
+        self._fd = new
+        if removed:
+            message = "urlsan: audit log %s was removed while running; created it again"
+            notes.append((logging.WARNING, message, (self.path,)))
+        else:
+            message = "urlsan: audit log %s was moved away or replaced (rotated?); reopened it"
+            notes.append((logging.INFO, message, (self.path,)))
+        return new
+
+    def _failed(self, error: OSError, notes: list[_Note]) -> None:
+        self.lost += 1
+        self._last_failure = time.monotonic()
+        if self._fault is None:
+            self._fault = error.strerror or str(error)
+            self._fault_lost = 0
+            message = (
+                "urlsan: could not write to audit log %s: %s; requests are still served, but "
+                "their records are lost until it is writable again (reported once; the count "
+                "is in urlsan.stats)"
+            )
+            notes.append((logging.ERROR, message, (self.path, self._fault)))
+        self._fault_lost += 1
+
+    def _succeeded(self, notes: list[_Note]) -> None:
+        # Only once writes have worked for a while: a nearly full disk takes short records and
+        # refuses long ones, and each flap must not be reported as a new fault.
+        if time.monotonic() - self._last_failure >= self.recovery_settle:
+            message = (
+                "urlsan: audit log %s is writable again; %d records were lost while it was not"
+            )
+            notes.append((logging.INFO, message, (self.path, self._fault_lost)))
+            self._fault = None
 
     def close(self) -> None:
         with self._lock:
             if self._fd is not None:
                 os.close(self._fd)
                 self._fd = None
+
+
+def _cut_back(fd: int, written: int) -> bool:
+    """Remove the last ``written`` bytes, a partial line; False if they had to stay."""
+    try:
+        end = os.lseek(fd, 0, os.SEEK_CUR)  # O_APPEND: just after the bytes this fd wrote
+        if os.fstat(fd).st_size != end:
+            return False  # another process appended after them: cutting would lose its lines
+        os.ftruncate(fd, end - written)
+    except OSError:
+        return False  # not a regular file (a pipe, a device): nothing to cut
+    return True

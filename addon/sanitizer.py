@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from mitmproxy import command, ctx, exceptions, flowfilter, http
-from urlsan.addon.auditlog import DEFAULT_REDACT, AuditLog, Redactor
+from urlsan.addon.auditlog import DEFAULT_REDACT, MAX_EDITS, AuditLog, Redactor
 from urlsan.addon.signed import detect_signature, may_carry_signature
 from urlsan.core import Edit, Finding, InvalidTarget, Policy, Result, canonicalize
 
@@ -108,14 +108,21 @@ class Outcome(NamedTuple):
 
     @property
     def facts(self) -> dict[str, Any]:
-        """``flow.metadata["urlsan"]``: the facts, for machines (and the audit log)."""
-        return {
+        """``flow.metadata["urlsan"]``: the facts, for machines (and the audit log).
+
+        At most `MAX_EDITS` edits, as in the audit log: a 100 KB target can carry 100,000 edits,
+        and building a dict for each would stall the proxy and hold megabytes per flow.
+        """
+        facts: dict[str, Any] = {
             "action": self.action,
             "before": self.result.input,
             "after": self.result.url if self.action != "rejected" else None,
-            "edits": [e.as_dict() for e in self.edits],
-            "findings": [f.as_dict() for f in self.findings],
+            "edits": [e.as_dict() for e in self.edits[:MAX_EDITS]],
         }
+        if len(self.edits) > MAX_EDITS:
+            facts["edits_truncated"] = len(self.edits) - MAX_EDITS
+        facts["findings"] = [f.as_dict() for f in self.findings]
+        return facts
 
 
 class UrlSanitizer:
@@ -125,6 +132,7 @@ class UrlSanitizer:
         self.actions: Counter[str] = Counter()
         self.rules: Counter[str] = Counter()
         self.errors = 0
+        self.log_lost = 0  # audit records lost to write failures (reported by AuditLog, once)
         self._hosts: dict[tuple[str, str, bool], tuple[str, tuple[Edit, ...], tuple[Finding, ...]]]
         self._hosts = {}
 
@@ -250,8 +258,9 @@ class UrlSanitizer:
         self.rules.update({e.rule for e in outcome.edits})
         if self.log and (outcome.action != "unchanged" or outcome.findings):
             try:
-                self._record(self.log, flow, outcome)
-            except Exception as e:
+                if not self._record(self.log, flow, outcome):
+                    self.log_lost += 1
+            except Exception as e:  # a bug, not the file: AuditLog.write handles OSError
                 self.errors += 1
                 logger.error(
                     "urlsan: could not write to audit log %s: %s; requests are still served, "
@@ -387,8 +396,9 @@ class UrlSanitizer:
                 flow.marked = _MARKS.get(action, ":wrench:")
         flow.metadata["urlsan"] = outcome.facts
 
-    def _record(self, log: AuditLog, flow: http.HTTPFlow, outcome: Outcome) -> None:
+    def _record(self, log: AuditLog, flow: http.HTTPFlow, outcome: Outcome) -> bool:
         request = flow.request
+        facts = flow.metadata["urlsan"]
         peer = flow.client_conn.peername
         client = ""
         if peer:
@@ -404,33 +414,37 @@ class UrlSanitizer:
             "before": outcome.result.input,
             "after": outcome.result.url if outcome.action != "rejected" else None,
             "action": outcome.action,
-            "edits": flow.metadata["urlsan"]["edits"],
-            "findings": flow.metadata["urlsan"]["findings"],
+            "edits": facts["edits"],
         }
+        if "edits_truncated" in facts:
+            record["edits_truncated"] = facts["edits_truncated"]
+        record["findings"] = facts["findings"]
         if outcome.reason:
             record["reason"] = outcome.reason
-        log.write(record)
+        return log.write(record)
 
     def counts(self) -> dict[str, Any]:
-        """Requests per action, requests each rule changed, and internal errors."""
+        """Requests per action, requests each rule changed, internal errors, lost audit records."""
         return {
             "actions": dict(sorted(self.actions.items())),
             "rules": dict(sorted(self.rules.items())),
             "errors": self.errors,
+            "audit_records_lost": self.log_lost,
         }
 
     @command.command("urlsan.stats")  # type: ignore[untyped-decorator]
     def stats(self) -> str:
-        """Counts of requests per action and per rule that changed them, as JSON."""
+        """Requests per action and per rule that changed them, errors, lost audit records: JSON."""
         return json.dumps(self.counts(), sort_keys=True)
 
     def summary(self) -> str:
         total = sum(self.actions.values())
         actions = ", ".join(f"{n} {a}" for a, n in sorted(self.actions.items())) or "none"
         top = ", ".join(f"{r} ({n})" for r, n in self.rules.most_common(5)) or "none"
+        lost = f" Audit records lost: {self.log_lost}." if self.log_lost else ""
         return (
             f"urlsan: {total} requests checked in {self.settings.mode} mode: {actions}. "
-            f"Rules that changed requests most often: {top}. Errors: {self.errors}."
+            f"Rules that changed requests most often: {top}. Errors: {self.errors}.{lost}"
         )
 
     def done(self) -> None:

@@ -125,7 +125,7 @@ _NOT_FOUND = ("", "")
 class Scanner:
     """The character rules of one component: an escape table and two compiled patterns."""
 
-    __slots__ = ("clean", "component", "escapes", "reject", "unsafe")
+    __slots__ = ("clean", "component", "escapes", "reject", "single", "unsafe")
 
     def __init__(
         self,
@@ -156,6 +156,13 @@ class Scanner:
                     self.escapes[pair] = (canonical, "uppercase-escape")
                 else:
                     self.escapes[pair] = _NOT_FOUND
+        # One disallowed ASCII character alone between escapes is common in hostile input:
+        # its escape straight from a table, without the regex.
+        self.single = {
+            chr(c): pct(c)
+            for c in range(128)
+            if chr(c) not in charsets.ALLOWED[component] and chr(c) != "%"
+        }
         self.reject: frozenset[str] = frozenset()
         if component == "path" and slash != "keep":
             if slash == "reject":
@@ -225,7 +232,14 @@ class Scanner:
                 else:
                     out.append("%" + piece[:2])
                 rest, rest_pos = piece[2:], pos + 3
-            out.append(rest if clean(rest) else self._unsafe(rest, rest_pos, edits))
+            if clean(rest):
+                out.append(rest)
+            elif len(rest) == 1 and rest in self.single:
+                edits.repair("encode-unsafe", comp, rest_pos, f"character {rest!r} not allowed")
+                edits.add("encode-unsafe", comp, rest_pos, rest_pos + 1, rest, self.single[rest])
+                out.append(self.single[rest])
+            else:
+                out.append(self._unsafe(rest, rest_pos, edits))
             pos += 1 + len(piece)
         return "".join(out)
 

@@ -2,14 +2,31 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import logging
+import os
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
-from urlsan.addon.auditlog import DEFAULT_REDACT, MASK, AuditLog, Redactor
+from mitmproxy.test import taddons, tflow, tutils
+from urlsan.addon import UrlSanitizer, auditlog
+from urlsan.addon.auditlog import (
+    DEFAULT_REDACT,
+    MASK,
+    MAX_EDITS,
+    MAX_TEXT,
+    AuditLog,
+    Redactor,
+    limit_edits,
+    limit_text,
+)
 
 REDACT = Redactor.of(DEFAULT_REDACT)
+LOGGER = "urlsan.addon.auditlog"
+RECORD: dict[str, Any] = {"before": "/a/./b", "after": "/a/b", "edits": []}
 
 
 @pytest.mark.parametrize(
@@ -93,14 +110,265 @@ def test_appends_and_is_ascii(tmp_path: Path) -> None:
     assert json.loads(second)["before"] == "/caf\u00e9/\udcff"
 
 
-def test_write_after_close_raises(tmp_path: Path) -> None:
+def test_write_after_close_fails_and_is_counted(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     log = AuditLog(str(tmp_path / "a.jsonl"), REDACT)
     log.close()
     log.close()  # idempotent
-    with pytest.raises(OSError):
-        log.write({"before": "/", "after": "/", "edits": []})
+    with caplog.at_level(logging.DEBUG, LOGGER):
+        assert log.write(RECORD) is False
+    assert log.lost == 1
+    assert "could not write to audit log" in caplog.text and "closed" in caplog.text
 
 
 def test_unwritable_path_raises_at_open(tmp_path: Path) -> None:
     with pytest.raises(OSError):
         AuditLog(str(tmp_path / "missing" / "a.jsonl"), REDACT)
+
+
+# --- faults while running: each reported once, no partial line, nothing lost that can be kept
+
+
+def lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_bytes().splitlines()]
+
+
+def reports(caplog: pytest.LogCaptureFixture) -> list[tuple[int, str]]:
+    return [(r.levelno, r.getMessage()) for r in caplog.records if r.name == LOGGER]
+
+
+class FullDisk:
+    """``os`` as the audit log sees it on a disk with ``room`` bytes left: a short write, then
+    ENOSPC.  ``can_truncate=False``: as on a file that cannot be cut back (a pipe, a device).
+    """
+
+    def __init__(self, room: int, *, can_truncate: bool = True) -> None:
+        self.room = room
+        self.can_truncate = can_truncate
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(os, name)
+
+    def write(self, fd: int, data: Any) -> int:
+        if self.room <= 0:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        n = os.write(fd, bytes(data[: self.room]))
+        self.room -= n
+        return n
+
+    def ftruncate(self, fd: int, length: int) -> None:
+        if not self.can_truncate:
+            raise OSError(errno.EINVAL, os.strerror(errno.EINVAL))
+        os.ftruncate(fd, length)
+
+
+def test_disk_full_is_reported_once_and_leaves_no_partial_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "a.jsonl"
+    log = AuditLog(str(path), REDACT)
+    assert log.write(RECORD) is True
+    size = path.stat().st_size
+    disk = FullDisk(room=10)
+    monkeypatch.setattr(auditlog, "os", disk)
+    log.recovery_settle = 0.0
+    with caplog.at_level(logging.DEBUG, LOGGER):
+        assert [log.write(RECORD) for _ in range(5)] == [False] * 5
+        assert path.stat().st_size == size  # the 10 bytes that fitted were cut off again
+        disk.room = 1 << 20  # space is freed
+        assert log.write(RECORD) and log.write(RECORD)
+    log.close()
+    assert len(lines(path)) == 3
+    assert log.lost == 5
+    (error, error_text), (info, info_text) = reports(caplog)
+    assert error == logging.ERROR and "could not write to audit log" in error_text
+    assert "No space left on device" in error_text
+    assert info == logging.INFO and "writable again; 5 records were lost" in info_text
+
+
+def test_recovery_is_reported_once_writes_have_settled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A nearly full disk takes short records and refuses long ones: one error, not one per flap.
+    path = tmp_path / "a.jsonl"
+    log = AuditLog(str(path), REDACT)
+    disk = FullDisk(room=0)
+    monkeypatch.setattr(auditlog, "os", disk)
+    with caplog.at_level(logging.DEBUG, LOGGER):
+        for _ in range(3):
+            disk.room = 0
+            assert log.write(RECORD) is False
+            disk.room = 1 << 20
+            assert log.write(RECORD) is True
+        assert [level for level, _ in reports(caplog)] == [logging.ERROR]
+        log.recovery_settle = 0.0  # as if writes had succeeded for long enough
+        assert log.write(RECORD) is True
+    assert [level for level, _ in reports(caplog)] == [logging.ERROR, logging.INFO]
+    assert "3 records were lost" in reports(caplog)[1][1]
+    assert len(lines(path)) == 4 and log.lost == 3
+
+
+def test_partial_line_that_cannot_be_cut_back_is_ended(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "a.jsonl"
+    log = AuditLog(str(path), REDACT)
+    disk = FullDisk(room=10, can_truncate=False)
+    monkeypatch.setattr(auditlog, "os", disk)
+    assert log.write(RECORD) is False
+    disk.room = 1 << 20
+    assert log.write(RECORD) is True
+    torn, whole = path.read_bytes().splitlines()
+    assert len(torn) == 10  # one torn line, and the next record whole on its own line
+    assert json.loads(whole)["before"] == RECORD["before"]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full here")
+def test_full_device_is_reported_once(caplog: pytest.LogCaptureFixture) -> None:
+    log = AuditLog("/dev/full", REDACT)
+    with caplog.at_level(logging.DEBUG, LOGGER):
+        assert [log.write(RECORD) for _ in range(3)] == [False] * 3
+    log.close()
+    ((level, text),) = reports(caplog)
+    assert level == logging.ERROR and "No space left on device" in text
+    assert log.lost == 3
+
+
+def test_removed_log_is_created_again(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    path = tmp_path / "a.jsonl"
+    log = AuditLog(str(path), REDACT)
+    assert log.write(RECORD)
+    path.unlink()
+    with caplog.at_level(logging.DEBUG, LOGGER):
+        assert log.write(RECORD) and log.write(RECORD)  # noticed at once: nothing lost
+    log.close()
+    assert len(lines(path)) == 2
+    assert path.stat().st_mode & 0o777 == 0o600
+    ((level, text),) = reports(caplog)
+    assert level == logging.WARNING and "was removed while running; created it again" in text
+
+
+@pytest.mark.parametrize("recreated", [True, False], ids=["create", "nocreate"])
+def test_rotated_log_is_reopened(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, recreated: bool
+) -> None:
+    path, rotated = tmp_path / "a.jsonl", tmp_path / "a.jsonl.1"
+    log = AuditLog(str(path), REDACT)
+    assert log.write(RECORD)
+    path.rename(rotated)  # logrotate: mv, then (create) a new empty file
+    if recreated:
+        path.write_bytes(b"")
+    log.check_interval = 3600.0
+    assert log.write(RECORD)  # before the next check: the record goes to the moved file
+    log.check_interval = 0.0
+    with caplog.at_level(logging.DEBUG, LOGGER):
+        assert log.write(RECORD)
+    log.close()
+    assert (len(lines(rotated)), len(lines(path))) == (2, 1)
+    ((level, text),) = reports(caplog)
+    assert level == logging.INFO and "moved away or replaced" in text
+
+
+def test_removed_with_its_directory(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    path = folder / "a.jsonl"
+    log = AuditLog(str(path), REDACT)
+    path.unlink()
+    folder.rmdir()
+    with caplog.at_level(logging.DEBUG, LOGGER):
+        assert [log.write(RECORD) for _ in range(3)] == [False] * 3
+        folder.mkdir()
+        log.recovery_settle = 0.0
+        assert log.write(RECORD) is True
+    log.close()
+    assert len(lines(path)) == 1 and log.lost == 3
+    levels = [level for level, _ in reports(caplog)]
+    assert levels == [logging.ERROR, logging.WARNING, logging.INFO]
+    assert "removed and cannot be created again" in reports(caplog)[0][1]
+
+
+# --- caps: one hostile request can neither write megabytes nor stall the proxy
+
+
+def edit(i: int, before: str = "\x01", after: str = "%01") -> dict[str, Any]:
+    return {"rule": "r", "component": "path", "start": i, "end": i + 1, "before": before,
+            "after": after}  # fmt: skip
+
+
+def test_edits_are_capped() -> None:
+    edits = [edit(i) for i in range(MAX_EDITS + 150)]
+    record = {"before": "/", "edits": edits}
+    out = limit_edits(record)
+    assert out["edits"] == edits[:MAX_EDITS] and out["edits_truncated"] == 150
+    assert len(record["edits"]) == MAX_EDITS + 150  # not modified
+    small = {"before": "/", "edits": edits[:MAX_EDITS]}
+    assert limit_edits(small) is small
+
+
+def test_long_strings_are_cut_and_marked() -> None:
+    record = {
+        "before": "/" + "a" * (2 * MAX_TEXT),
+        "after": "/b",
+        "edits": [edit(0, "x" * (MAX_TEXT + 1)), edit(1)],
+        "findings": [{"rule": "f", "component": "path", "offset": 0, "detail": "d" * 9000}],
+    }
+    out = limit_text(record)
+    assert out["before"] == record["before"][:MAX_TEXT] and out["truncated"] is True
+    assert out["after"] == "/b"
+    cut, kept = out["edits"]
+    assert len(cut["before"]) == MAX_TEXT and cut["truncated"] is True and cut["after"] == "%01"
+    assert kept == edit(1)
+    assert out["findings"][0]["truncated"] is True
+    assert "truncated" not in record and "truncated" not in record["edits"][0]  # not modified
+    small = {"before": "/", "after": "/", "edits": [edit(0)], "findings": []}
+    assert limit_text(small) is small
+
+
+def test_a_secret_at_the_cut_is_masked_first(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    secret = "s3cr3t" * 10
+    target = "/a?" + "x=1&" * ((MAX_TEXT - 10) // 4) + "token=" + secret + "&y=" + "z" * 100
+    assert target.index(secret) < MAX_TEXT < len(target)
+    log = AuditLog(str(path), REDACT)
+    log.write({"before": target, "after": target, "edits": []})
+    log.close()
+    assert "s3c" not in path.read_text()
+    (record,) = lines(path)
+    assert len(record["before"]) == MAX_TEXT and record["truncated"] is True
+
+
+def test_a_huge_target_gives_a_small_record(tmp_path: Path) -> None:
+    path = tmp_path / "a.jsonl"
+    addon = UrlSanitizer()
+    with taddons.context(addon) as tctx:
+        tctx.configure(addon, urlsan_log=str(path))
+        f = tflow.tflow(req=tutils.treq(path=b"/" + b"\x01%" * 5000))  # 10,000 edits
+        addon.requestheaders(f)
+        facts = f.metadata["urlsan"]
+        assert len(facts["edits"]) == MAX_EDITS
+        assert facts["edits_truncated"] == 10_000 - MAX_EDITS
+        assert f.request.data.path == b"/" + b"%01%25" * 5000  # the rewrite itself is whole
+        addon.done()
+    (record,) = lines(path)
+    assert len(record["edits"]) == MAX_EDITS and record["edits_truncated"] == 10_000 - MAX_EDITS
+    assert len(record["after"]) == MAX_TEXT and record["truncated"] is True
+    assert path.stat().st_size < 100_000
+
+
+def test_lost_records_are_counted_in_stats(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    addon = UrlSanitizer()
+    with taddons.context(addon) as tctx:
+        tctx.configure(addon, urlsan_log=str(tmp_path / "a.jsonl"))
+        assert addon.log is not None
+        addon.log.close()  # every later write fails
+        with caplog.at_level(logging.WARNING):
+            for _ in range(3):
+                addon.requestheaders(tflow.tflow(req=tutils.treq(path=b"/a/./b")))
+        stats = json.loads(tctx.command(addon.stats))
+    assert stats["audit_records_lost"] == 3 and stats["errors"] == 0
+    assert len([r for r in caplog.records if "audit log" in r.getMessage()]) == 1
+    assert "Audit records lost: 3." in addon.summary()
