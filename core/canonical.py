@@ -52,7 +52,8 @@ def canonicalize(
     ``form`` names the request-target form when the caller knows it (a proxy does): ``origin``
     reads "//a" as a path, ``authority`` reads "h:443" as host and port.  ``auto`` tells the forms
     apart by their shape.  Never raises for a non-strict policy; a strict one raises
-    `InvalidTarget` where it would have to repair.
+    `InvalidTarget` where it would have to repair, and so does the opt-in
+    ``reject-escaped-slash`` for an escaped or raw backslash or slash in the path.
     """
     if not isinstance(target, str):
         target = bytes(target).decode("utf-8", "surrogateescape")
