@@ -1,6 +1,6 @@
 """`canonicalize`: split first, then run each component's rules in the documented order.
 
-The order (docs/rules.md):
+The order (README, Rules, lists each rule with its RFC section):
   scheme     lowercase-scheme
   userinfo   character rules
   host       idna-host, lowercase-host, character rules, strip-host-dot, numeric-host

@@ -1,7 +1,7 @@
 """Detectors that report what a traffic auditor wants to see, without rewriting anything.
 
 They read the raw input components, so every offset points into the input.  Each name is stable:
-it appears in audit logs and docs/rules.md.
+it appears in audit logs and in README's table of findings.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The rule table and the immutable `Policy` that selects rules by named profile.
 
-The order of `RULES` is the order the rules run in, within each component (see docs/rules.md).
+The order of `RULES` is the order the rules run in, within each component (README, Rules).
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ class Edit(NamedTuple):
 
 
 class Finding(NamedTuple):
-    """A security-relevant fact about the input that is not a rewrite (docs/rules.md).
+    """A security-relevant fact about the input that is not a rewrite (README, Findings).
 
     One finding per rule and component: ``offset`` and ``detail`` describe the first occurrence,
     ``occurrences`` says how many there were.

@@ -41,8 +41,8 @@ POLICY = Policy.profile("rfc3986").with_rules("+strip-fragment")
 SIGNED = b"/p%7e?X-Amz-Signature=abc"
 REDACT = Redactor.of(DEFAULT_REDACT)
 
-# Targets mitmproxy's HTTP/1 parser lets through in absolute-form (see docs/proxy.md for the
-# ones it refuses before any addon runs: space, tab, non-ASCII).
+# Targets mitmproxy's HTTP/1 parser lets through in absolute-form (README, "What mitmproxy
+# refuses", lists the ones it refuses before any addon runs: space, tab, non-ASCII).
 ABSOLUTE_FORM_CASES = [
     b"/a/./b/../c",
     b"/%7euser/%2fx",
