@@ -266,20 +266,18 @@ class _Canonicalizer:
             text = "/"
         guard = self._guard(text, relative, form, has_authority, dots)
         if guard:
-            # A repair only when the input's own path needed the guard ("1a:b" is no valid
-            # relative-ref); a guard that normalizing made necessary keeps a valid input valid.
-            if self._guard(raw, relative, form, has_authority, False):
-                edits.repair("dot-prefix", "path", start, "path reads as another part of a URI")
+            # Not a repair: an invalid input ("1a:b") was refused above; a guard that
+            # normalizing made necessary keeps a valid input valid.
             edits.add("dot-prefix", "path", start, start, "", guard)
             text = guard + text
         return text
 
-    def _guard(self, path: str, relative: bool, form: str, has_authority: bool, dots: bool) -> str:
+    @staticmethod
+    def _guard(path: str, relative: bool, form: str, has_authority: bool, dots: bool) -> str:
         """RFC 3986 §4.2 and §5.2.4: the dot segment a path needs so as not to read as another
         kind of reference.  Origin-form "//a" is a path (RFC 9112 §3.2.1); only one that dot
-        removal produced gets the guard, so that the result also reads as a path in auto form."""
-        if not self.on("dot-prefix"):
-            return ""
+        removal produced gets the guard, so that the result also reads as a path in auto form.
+        ``dot-prefix`` is one of the rules that cannot be switched off (policy.REQUIRED_RULES)."""
         if relative and (":" in path.partition("/")[0] or path[:1] == "/"):
             return "./"  # "a:b" would read as a scheme, "/a" as an absolute path, "//a" authority
         if not has_authority and path[:2] == "//" and (form != "origin" or dots):
