@@ -40,12 +40,9 @@ PATH = PCHAR | frozenset("/")
 QUERY = PCHAR | frozenset("/?")
 FRAGMENT = QUERY
 
-# RFC 2396 §2.4.3: "unwise" characters that must be escaped; RFC 3986 simply leaves them out of
-# every production.  Listed for documentation and for the findings that name them.
-UNWISE = frozenset("{}|\\^[]`")
-DELIMS_2396 = frozenset('<>#%"')
-CONTROLS = frozenset(chr(c) for c in range(0x20)) | frozenset("\x7f")
-
+# Everything else must be percent-encoded: controls, space, RFC 2396 §2.4.3's delims '<>#%"' and
+# "unwise" '{}|\^[]`' are simply absent from every RFC 3986 production.  The scanners in
+# rules.py derive what to escape as the complement of these sets, so no separate table is kept.
 ALLOWED = {
     "userinfo": USERINFO,
     "host": REG_NAME,

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import re
 
+from urlsan.core.charsets import PCHAR, regex_class
+
 # RFC 3986 §3.3 pchar, less pct-encoded.
-_PCHAR = r"A-Za-z0-9\-._~!$&'()*+,;=:@"
+_PCHAR = regex_class(PCHAR)
 _HOST = r"(?:[a-z0-9\-]+\.)*[a-z][a-z0-9\-]*"
 
 

@@ -13,14 +13,16 @@ from __future__ import annotations
 import re
 from typing import Literal, NamedTuple
 
+from urlsan.core.charsets import SCHEME_CHARS, regex_class
+
 Form = Literal["auto", "origin", "absolute", "authority", "asterisk", "reference"]
 FORMS: tuple[str, ...] = ("auto", "origin", "absolute", "authority", "asterisk", "reference")
 
 # RFC 3986 Appendix B, with the scheme held to §3.1's grammar so that "1a:b" or "[::1]:80" is not
 # taken for a scheme.  Every group is optional, so the pattern matches any string.
 _URI_REFERENCE = re.compile(
-    r"""
-    (?:(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]*):)?
+    rf"""
+    (?:(?P<scheme>[A-Za-z][{regex_class(SCHEME_CHARS)}]*):)?
     (?://(?P<authority>[^/?\#]*))?
     (?P<path>[^?\#]*)
     (?:\?(?P<query>[^\#]*))?
