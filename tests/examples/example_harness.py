@@ -1,11 +1,13 @@
 """What the example tests share: a small origin site that records the request-targets it
-receives, and a way to run an example proxy script until the test is done with it.
+receives, a way to run an example proxy script until the test is done with it, and the URL
+list the cluster jobs (Dask, Spark) read and write.
 
 (A plain module, not conftest.py, so that the tests can import its names.)
 """
 
 from __future__ import annotations
 
+import gzip
 import os
 import shutil
 import signal
@@ -134,3 +136,33 @@ def running(script: str, tmp: Path, *args: str, **env: str) -> Iterator[int]:
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
+
+
+# The input of the cluster examples: dirty spellings of three URLs, a blank line, and the
+# reserved escape "%2F" that must stay apart from "/".
+URLS = [
+    "HTTP://Example.COM:80/%7Eguide/./intro",
+    "http://example.com/~guide/intro?utm_source=feed#top",
+    "",
+    "http://example.com/a%2fb?b=2&a=1",
+    "http://example.com/a%2Fb?a=1&b=2",
+    "http://other.test/x/../y",
+]
+
+
+def write_url_parts(tmp: Path) -> Path:
+    """URLS as two input parts, one plain and one gzipped; returns their glob pattern."""
+    inputs = tmp / "urls"
+    inputs.mkdir()
+    (inputs / "part-0.txt").write_text("\n".join(URLS[:3]) + "\n")
+    (inputs / "part-1.txt.gz").write_bytes(gzip.compress("\n".join(URLS[3:]).encode()))
+    return inputs / "part-*"
+
+
+def read_url_parts(out: Path) -> list[str]:
+    """Every line of a job's gzipped output parts, sorted."""
+    return sorted(
+        line
+        for part in out.glob("part-*.txt.gz")
+        for line in gzip.decompress(part.read_bytes()).decode().splitlines()
+    )

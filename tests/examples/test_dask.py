@@ -2,39 +2,26 @@
 
 from __future__ import annotations
 
-import gzip
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from example_harness import EXAMPLES, example_env
+from example_harness import EXAMPLES, URLS, example_env, read_url_parts, write_url_parts
 from urlsan.core import Policy, canonicalize
 
 pytest.importorskip("dask.dataframe", reason="the Dask example needs urlsan[dask]")
 pytest.importorskip("distributed", reason="the Dask example needs urlsan[dask]")
 
-URLS = [
-    "HTTP://Example.COM:80/%7Eguide/./intro",
-    "http://example.com/~guide/intro?utm_source=feed#top",
-    "",
-    "http://example.com/a%2fb?b=2&a=1",
-    "http://example.com/a%2Fb?a=1&b=2",
-    "http://other.test/x/../y",
-]
-
 
 def test_dask_job_canonicalizes_and_deduplicates(tmp_path: Path) -> None:
-    inputs = tmp_path / "urls"
-    inputs.mkdir()
-    (inputs / "part-0.txt").write_text("\n".join(URLS[:3]) + "\n")
-    (inputs / "part-1.txt.gz").write_bytes(gzip.compress("\n".join(URLS[3:]).encode()))
+    inputs = write_url_parts(tmp_path)
     out = tmp_path / "canonical"
     job = subprocess.run(
         [
             sys.executable,
             str(EXAMPLES / "dask_canon.py"),
-            str(inputs / "part-*"),
+            str(inputs),
             str(out),
             "--workers",
             "2",
@@ -46,11 +33,7 @@ def test_dask_job_canonicalizes_and_deduplicates(tmp_path: Path) -> None:
     )
     assert job.returncode == 0, job.stderr
     assert job.stdout.startswith("6 lines, 5 URLs, 3 distinct (2 collapsed, 1 refused or blank)")
-    written = sorted(
-        line
-        for part in out.glob("part-*.txt.gz")
-        for line in gzip.decompress(part.read_bytes()).decode().splitlines()
-    )
+    written = read_url_parts(out)
     crawler = Policy.profile("crawler")
     assert written == sorted({canonicalize(u, crawler).url for u in URLS if u})
     assert written == [

@@ -2,42 +2,29 @@
 
 from __future__ import annotations
 
-import gzip
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from example_harness import EXAMPLES, example_env
+from example_harness import EXAMPLES, example_env, read_url_parts, write_url_parts
 
 pytest.importorskip("pyspark", reason="the PySpark example needs pyspark, pandas and pyarrow")
 pytest.importorskip("pyarrow", reason="pandas UDFs need pyarrow")
 if shutil.which("java") is None:
     pytest.skip("PySpark needs a Java runtime", allow_module_level=True)
 
-URLS = [
-    "HTTP://Example.COM:80/%7Eguide/./intro",
-    "http://example.com/~guide/intro?utm_source=feed#top",
-    "",
-    "http://example.com/a%2fb?b=2&a=1",
-    "http://example.com/a%2Fb?a=1&b=2",
-    "http://other.test/x/../y",
-]
-
 
 @pytest.mark.slow
 def test_spark_job_canonicalizes_and_deduplicates(tmp_path: Path) -> None:
-    inputs = tmp_path / "urls"
-    inputs.mkdir()
-    (inputs / "part-0.txt").write_text("\n".join(URLS[:3]) + "\n")
-    (inputs / "part-1.txt.gz").write_bytes(gzip.compress("\n".join(URLS[3:]).encode()))
+    inputs = write_url_parts(tmp_path)
     out = tmp_path / "canonical"
     job = subprocess.run(
         [
             sys.executable,
             str(EXAMPLES / "spark_canon.py"),
-            str(inputs / "part-*"),
+            str(inputs),
             str(out),
             "--master",
             "local[2]",
@@ -51,11 +38,7 @@ def test_spark_job_canonicalizes_and_deduplicates(tmp_path: Path) -> None:
     )
     assert job.returncode == 0, job.stderr[-3000:]
     assert job.stdout.startswith("6 lines, 3 distinct")
-    written = sorted(
-        line
-        for part in out.glob("part-*.txt.gz")
-        for line in gzip.decompress(part.read_bytes()).decode().splitlines()
-    )
+    written = read_url_parts(out)
     assert written == [
         "http://example.com/a%2Fb?a=1&b=2",
         "http://example.com/~guide/intro",
