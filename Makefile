@@ -13,7 +13,7 @@ $(PY):
 
 # Strict editable mode: mypy cannot follow setuptools' default editable finder
 # through the package-dir mapping (core/ -> urlsan.core, addon/ -> urlsan.addon).
-$(STAMP): $(PY) pyproject.toml
+$(STAMP): $(PY) pyproject.toml setup.py core/_speedups.c
 	$(PY) -m pip install -q -e '.[$(EXTRAS)]' --config-settings editable_mode=strict
 	@touch $(STAMP)
 

@@ -18,13 +18,16 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from urlsan.core import compiled, rules
 from urlsan.core import findings as detect
-from urlsan.core import rules
 from urlsan.core.policy import DEFAULT_POLICY, DEFAULT_PORTS, Policy
 from urlsan.core.result import InvalidTarget, Result
 from urlsan.core.split import FORMS, Parts, split
 
 _COMPONENTS = ("userinfo", "host", "path", "query", "fragment")
+
+compiled.setup(DEFAULT_PORTS)
+_twin = compiled.twin
 
 
 @lru_cache(maxsize=16)
@@ -62,6 +65,19 @@ def canonicalize(
             return Result(target, target)
         if (form == "auto" or form == "origin") and policy.fast_origin(target):
             return Result(target, target)
+    if _twin is not None and policy.compiled >= 0:
+        result = _twin(target, policy.compiled, form)
+        if result is not None:
+            return result
+    return canonicalize_python(target, policy, form=form)
+
+
+def canonicalize_python(
+    target: str | bytes, policy: Policy = DEFAULT_POLICY, *, form: str = "auto"
+) -> Result:
+    """`canonicalize` without the fast path and the compiled twin: the reference they must match."""
+    if not isinstance(target, str):
+        target = bytes(target).decode("utf-8", "surrogateescape")
     if form not in FORMS:
         raise ValueError(f"unknown form {form!r}; choose one of {', '.join(FORMS)}")
     return _Canonicalizer(policy, target).run(split(target, form))

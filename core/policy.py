@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
+from urlsan.core import compiled
 from urlsan.core.fastpath import fast_patterns
 
 
@@ -155,6 +156,8 @@ class Policy:
     # fullmatch of the fast-path patterns (see fastpath.py): bound once, called per target.
     fast_absolute: Callable[[str], object] = field(init=False, repr=False, compare=False)
     fast_origin: Callable[[str], object] = field(init=False, repr=False, compare=False)
+    # The compiled twin's switches for this policy (compiled.py); -1: the Python driver only.
+    compiled: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         unknown = set(self.rules) - set(RULE_NAMES)
@@ -173,6 +176,8 @@ class Policy:
         absolute, origin = fast_patterns(self.rules)
         object.__setattr__(self, "fast_absolute", absolute.fullmatch)
         object.__setattr__(self, "fast_origin", origin.fullmatch)
+        flags = compiled.flags(self.rules, self.strict, self.unreserved_2396)
+        object.__setattr__(self, "compiled", flags)
 
     @classmethod
     def profile(cls, name: str) -> Policy:

@@ -1,0 +1,63 @@
+"""The compiled twin of `canonical.py` (core/_speedups.c), behind one import, as yarl does it.
+
+The twin handles the targets most traffic is made of: origin-form paths, and http(s)/ws(s) URLs
+with a plain DNS name. It returns the Result the Python driver returns, or None for anything
+else, and then the Python driver runs. The Python driver stays the reference:
+tests/core/test_speedups.py holds the two to the same output. Set ``URLSAN_NO_EXTENSIONS=1`` to
+run without the twin. A build without a C compiler installs without it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+from urlsan.core import charsets
+from urlsan.core.result import Edit, Finding, Result
+
+Twin = Callable[[str, int, str], Result | None]
+
+twin: Twin | None = None
+_flags: dict[str, int] = {}
+_unreserved_2396 = 0
+
+if not os.environ.get("URLSAN_NO_EXTENSIONS"):
+    try:
+        from urlsan.core import _speedups
+    except ImportError:  # no compiler at install time: the pure-Python driver does it all
+        pass
+    else:
+        twin = _speedups.canonicalize
+        _flags = _speedups.FLAGS
+        _unreserved_2396 = _speedups.UNRESERVED_2396
+
+
+def setup(default_ports: dict[str, str]) -> None:
+    """Hand the twin the tables it walks, so that the grammar is written down only once."""
+    if twin is None:
+        return
+
+    def chars(s: frozenset[str]) -> str:
+        return "".join(sorted(s))
+
+    _speedups.setup(
+        Result,
+        Edit,
+        Finding,
+        chars(charsets.PATH),
+        chars(charsets.QUERY),
+        chars(charsets.FRAGMENT),
+        chars(charsets.UNRESERVED),
+        chars(charsets.UNRESERVED_2396),
+        default_ports,
+    )
+
+
+def flags(rules: frozenset[str], strict: bool, unreserved_2396: bool) -> int:
+    """The twin's switches for a policy; -1 when the twin cannot serve it (strict, or no twin)."""
+    if twin is None or strict or not rules <= _flags.keys():
+        return -1
+    bits = _unreserved_2396 if unreserved_2396 else 0
+    for rule in rules:
+        bits |= _flags[rule]
+    return bits
