@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.urlsan-installed
 EXTRAS ?= proxy,test,peers,dask,fuzz
 
-.PHONY: install test lint typecheck pytest run bench bench-proxy check-all clean
+.PHONY: install test lint typecheck pytest pytest-pure run bench bench-proxy check-all clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,10 @@ pytest: $(STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 test: lint typecheck pytest
+
+# The pure-Python driver alone (core/compiled.py): what runs where no C compiler was found.
+pytest-pure: $(STAMP)
+	URLSAN_NO_EXTENSIONS=1 $(PY) -m pytest tests/core tests/cli $(PYTEST_ARGS)
 
 # Start the sanitizing proxy on 127.0.0.1:8080 with an audit log.
 run: $(STAMP)

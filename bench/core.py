@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from urlsan.core import canonicalize
+from urlsan.core import Policy, canonicalize, compiled
 
 HERE = Path(__file__).resolve().parent
 CORPORA = ("ada-kasztp.txt", "ada-userbait.txt")
@@ -64,8 +64,18 @@ def dirty(url: str, rng: random.Random) -> str:
     return f"{scheme}://{host}{slash or '/'}{path}"
 
 
+def python_only() -> Policy:
+    """The default policy with the compiled twin switched off, as URLSAN_NO_EXTENSIONS does."""
+    policy = Policy()
+    object.__setattr__(policy, "compiled", -1)
+    return policy
+
+
 def contenders() -> dict[str, Callable[[str], object]]:
     found: dict[str, Callable[[str], object]] = {"urlsan": lambda u: canonicalize(u).url}
+    if compiled.twin is not None:
+        pure = python_only()
+        found["urlsan (Python)"] = lambda u: canonicalize(u, pure).url
     try:
         import ada_url
 
@@ -127,11 +137,11 @@ def throughput_table(sets: dict[str, list[str]], rounds: int) -> dict[tuple[str,
                 best[(set_name, name)] = max(best.get((set_name, name), 0.0), rate)
     names = list(found)
     print(f"\nthroughput, URLs/s (best of {rounds} interleaved rounds)")
-    print(f"{'set':<8}" + "".join(f"{n:>15}" for n in names) + f"{'urlsan/ada':>12}")
+    print(f"{'set':<8}" + "".join(f"{n:>17}" for n in names) + f"{'urlsan/ada':>12}")
     for set_name in sets:
         row = [best[(set_name, n)] for n in names]
         ratio = best[(set_name, "urlsan")] / best.get((set_name, "ada_url"), float("nan"))
-        print(f"{set_name:<8}" + "".join(f"{r:>15,.0f}" for r in row) + f"{ratio:>11.2f}x")
+        print(f"{set_name:<8}" + "".join(f"{r:>17,.0f}" for r in row) + f"{ratio:>11.2f}x")
     return best
 
 
@@ -170,6 +180,8 @@ def main() -> int:
     rng = random.Random(1)
     sets = {"clean": clean, "dirty": [dirty(u, rng) for u in clean]}
     print(f"{len(clean)} URLs from {', '.join(CORPORA)}; Python {sys.version.split()[0]}")
+    twin = "loaded" if compiled.twin is not None else "not loaded (no compiler, or disabled)"
+    print(f"compiled twin (core/_speedups.c): {twin}")
     best = throughput_table(sets, args.rounds)
     growth_table()
     clean_ratio = best[("clean", "urlsan")] / best.get(("clean", "ada_url"), float("inf"))

@@ -93,7 +93,17 @@ static const struct {
 };
 
 static PyObject *rule_str[R_COUNT], *component_str[C_COUNT], *finding_str[F_COUNT];
-static PyObject *ResultType, *EditType, *FindingType, *DefaultPorts;
+static PyObject *ResultType, *EditType, *FindingType;
+
+/* policy.DEFAULT_PORTS, as setup() hands it over: the schemes this twin handles. */
+#define SCHEME_MAX 8
+#define SCHEMES_MAX 8
+static struct {
+    char name[SCHEME_MAX];
+    Py_ssize_t n;
+    PyObject *port;
+} schemes[SCHEMES_MAX];
+static int nschemes;
 static PyObject *empty_str, *colon_str, *slash_str;
 
 static unsigned char allowed_path[128], allowed_query[128], allowed_fragment[128];
@@ -505,11 +515,20 @@ static int has_dot_segments(const char *p, Py_ssize_t n) {
 
 /* ---- the driver: canonical._Canonicalizer.run for the handled targets */
 
-static PyObject *twin_canonicalize(PyObject *self, PyObject *args) {
-    PyObject *target, *form;
-    int flags;
+static PyObject *twin_canonicalize(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    if (!PyArg_ParseTuple(args, "UiU", &target, &flags, &form)) return NULL;
+    if (nargs != 3 || !PyUnicode_Check(args[0]) || !PyLong_Check(args[1]) ||
+        !PyUnicode_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "canonicalize(target: str, flags: int, form: str)");
+        return NULL;
+    }
+    PyObject *target = args[0], *form = args[2];
+    long flags = PyLong_AsLong(args[1]);
+    if (flags == -1 && PyErr_Occurred()) return NULL;
+    if (flags < 0 || flags > INT_MAX) {
+        PyErr_SetString(PyExc_ValueError, "flags out of range: this policy is not the twin's");
+        return NULL;
+    }
     if (!ready) {
         PyErr_SetString(PyExc_RuntimeError, "urlsan.core._speedups.setup() was not called");
         return NULL;
@@ -520,7 +539,7 @@ static PyObject *twin_canonicalize(PyObject *self, PyObject *args) {
     st.kind = PyUnicode_KIND(target);
     st.data = PyUnicode_DATA(target);
     st.len = PyUnicode_GET_LENGTH(target);
-    st.flags = flags;
+    st.flags = (int)flags;
     Py_ssize_t len = st.len;
     int origin;
     if (PyUnicode_CompareWithASCIIString(form, "auto") == 0)
@@ -533,7 +552,7 @@ static PyObject *twin_canonicalize(PyObject *self, PyObject *args) {
         Py_RETURN_NONE;
 
     Buf out = {0}, path = {0}, resolved = {0};
-    PyObject *result = NULL, *scheme = NULL;
+    PyObject *result = NULL;
     int rc = REFUSE;
     Py_ssize_t i = 0;
 
@@ -542,9 +561,9 @@ static PyObject *twin_canonicalize(PyObject *self, PyObject *args) {
         if (!(len > 0 && CH(&st, 0) == '/') || (len > 1 && CH(&st, 1) == '/')) goto done;
     } else {
         /* scheme "://" with the scheme one of policy.DEFAULT_PORTS (http, https, ws, wss) */
-        char sch[8];
+        char sch[SCHEME_MAX];
         Py_ssize_t n = 0;
-        while (i < len && i < 6) {
+        while (i < len && n < SCHEME_MAX) {
             Py_UCS4 c = CH(&st, i);
             if (c == ':') break;
             if (!((c | 0x20) >= 'a' && (c | 0x20) <= 'z')) goto done;
@@ -554,15 +573,19 @@ static PyObject *twin_canonicalize(PyObject *self, PyObject *args) {
         if (n == 0 || i + 2 >= len || CH(&st, i) != ':' || CH(&st, i + 1) != '/' ||
             CH(&st, i + 2) != '/')
             goto done;
-        scheme = ascii_str(sch, n);
-        if (!scheme) { rc = FAIL; goto done; }
-        PyObject *default_port = PyDict_GetItemWithError(DefaultPorts, scheme);
-        if (!default_port) { rc = PyErr_Occurred() ? FAIL : REFUSE; goto done; }
+        PyObject *default_port = NULL;
+        for (int k = 0; k < nschemes; k++) {
+            if (schemes[k].n == n && memcmp(schemes[k].name, sch, (size_t)n) == 0) {
+                default_port = schemes[k].port;
+                break;
+            }
+        }
+        if (!default_port) goto done;
         int cased = 0;
         for (Py_ssize_t k = 0; k < n; k++) cased |= (char)CH(&st, k) != sch[k];
         if (cased) {
             if (!(flags & FL_LOWER_SCHEME)) goto done; /* "HTTP" is then no known scheme */
-            if (whole_edit(&st, R_LOWER_SCHEME, C_SCHEME, 0, n, NULL, Py_NewRef(scheme)) < 0) {
+            if (whole_edit(&st, R_LOWER_SCHEME, C_SCHEME, 0, n, NULL, ascii_str(sch, n)) < 0) {
                 rc = FAIL;
                 goto done;
             }
@@ -719,7 +742,10 @@ static PyObject *twin_canonicalize(PyObject *self, PyObject *args) {
     {
         PyObject *items[4];
         items[0] = Py_NewRef(target);
-        items[1] = ascii_str(out.p, out.n);
+        /* Nothing rewritten: the output is the input, which is then returned itself. */
+        int same = st.nedits == 0 && PyUnicode_IS_ASCII(target) && out.n == len &&
+                   memcmp(out.p, st.data, (size_t)len) == 0;
+        items[1] = same ? Py_NewRef(target) : ascii_str(out.p, out.n);
         items[2] = freeze_edits(&st);
         items[3] = freeze_findings(&st);
         result = named(ResultType, 4, items);
@@ -727,7 +753,6 @@ static PyObject *twin_canonicalize(PyObject *self, PyObject *args) {
     }
 
 done:
-    Py_XDECREF(scheme);
     PyMem_Free(out.p);
     PyMem_Free(path.p);
     PyMem_Free(resolved.p);
@@ -780,13 +805,32 @@ static PyObject *twin_setup(PyObject *self, PyObject *args) {
     Py_XSETREF(ResultType, Py_NewRef(result));
     Py_XSETREF(EditType, Py_NewRef(edit));
     Py_XSETREF(FindingType, Py_NewRef(finding));
-    Py_XSETREF(DefaultPorts, Py_NewRef(ports));
+    for (int k = 0; k < nschemes; k++) Py_CLEAR(schemes[k].port);
+    nschemes = 0;
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(ports, &pos, &key, &value)) {
+        Py_ssize_t n;
+        const char *name = PyUnicode_Check(key) ? PyUnicode_AsUTF8AndSize(key, &n) : NULL;
+        if (!name) return NULL;
+        if (!PyUnicode_Check(value) || !PyUnicode_IS_ASCII(value)) {
+            PyErr_SetString(PyExc_TypeError, "default ports are str");
+            return NULL;
+        }
+        int letters = n > 0 && n <= SCHEME_MAX;
+        for (Py_ssize_t k = 0; letters && k < n; k++) letters = name[k] >= 'a' && name[k] <= 'z';
+        if (!letters || nschemes == SCHEMES_MAX) continue; /* not handled here: Python's */
+        memcpy(schemes[nschemes].name, name, (size_t)n);
+        schemes[nschemes].n = n;
+        schemes[nschemes].port = Py_NewRef(value);
+        nschemes++;
+    }
     ready = 1;
     Py_RETURN_NONE;
 }
 
 static PyMethodDef methods[] = {
-    {"canonicalize", twin_canonicalize, METH_VARARGS,
+    {"canonicalize", (PyCFunction)(void (*)(void))twin_canonicalize, METH_FASTCALL,
      "canonicalize(target, flags, form) -> Result | None: the Python driver's Result, or None "
      "when the target is not one this twin handles."},
     {"setup", twin_setup, METH_VARARGS,

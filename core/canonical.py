@@ -60,15 +60,15 @@ def canonicalize(
     """
     if not isinstance(target, str):
         target = bytes(target).decode("utf-8", "surrogateescape")
+    if _twin is not None and policy.compiled >= 0:
+        result = _twin(target, policy.compiled, form)
+        if result is not None:
+            return result
     if "/." not in target:
         if (form == "auto" or form == "absolute") and policy.fast_absolute(target):
             return Result(target, target)
         if (form == "auto" or form == "origin") and policy.fast_origin(target):
             return Result(target, target)
-    if _twin is not None and policy.compiled >= 0:
-        result = _twin(target, policy.compiled, form)
-        if result is not None:
-            return result
     return canonicalize_python(target, policy, form=form)
 
 
