@@ -523,6 +523,9 @@ static PyObject *twin_canonicalize(PyObject *self, PyObject *const *args, Py_ssi
         return NULL;
     }
     PyObject *target = args[0], *form = args[2];
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(target) < 0) return NULL; /* a legacy str of the deprecated C API */
+#endif
     long flags = PyLong_AsLong(args[1]);
     if (flags == -1 && PyErr_Occurred()) return NULL;
     if (flags < 0 || flags > INT_MAX) {
@@ -840,8 +843,11 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "urlsan.core._speedups",
-    "The compiled twin of urlsan.core.canonical for common targets.", -1, methods,
+    PyModuleDef_HEAD_INIT,
+    .m_name = "urlsan.core._speedups",
+    .m_doc = "The compiled twin of urlsan.core.canonical for common targets.",
+    .m_size = -1,
+    .m_methods = methods,
 };
 
 static int intern_all(PyObject **out, const char *const *names, int n) {
