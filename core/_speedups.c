@@ -134,6 +134,7 @@ static int buf_reserve(Buf *b, Py_ssize_t extra) {
 }
 
 static inline int buf_put(Buf *b, const char *s, Py_ssize_t k) {
+    if (k == 0) return 0; /* an empty buffer's pointer is NULL: no memcpy from it */
     if (buf_reserve(b, k) < 0) return -1;
     memcpy(b->p + b->n, s, (size_t)k);
     b->n += k;
@@ -442,7 +443,9 @@ static int is_dots(State *st, Py_ssize_t s, Py_ssize_t e) {
 
 /* findings.path on an absolute path without escapes of "." "/" "\\" (those were refused). */
 static void path_findings(State *st, Py_ssize_t s, Py_ssize_t e) {
-    if (PyUnicode_FindChar(st->target, '.', s, e, 1) < 0) return;
+    Py_ssize_t dot = PyUnicode_FindChar(st->target, '.', s, e, 1);
+    if (dot == -2) PyErr_Clear(); /* cannot happen with valid indices; then no findings */
+    if (dot < 0) return;
     Py_ssize_t depth = 0, seg = s;
     for (Py_ssize_t i = 0; seg <= e; i++) {
         Py_ssize_t end = seg;
@@ -790,6 +793,7 @@ static PyObject *twin_setup(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OOOUUUUUO!", &result, &edit, &finding, &path, &query, &fragment,
                           &unres, &unres2396, &PyDict_Type, &ports))
         return NULL;
+    ready = 0; /* until every table is filled: a failed setup() leaves the twin unusable */
     PyObject *types[3] = {result, edit, finding};
     for (int k = 0; k < 3; k++) {
         if (!PyType_Check(types[k]) ||
@@ -814,7 +818,11 @@ static PyObject *twin_setup(PyObject *self, PyObject *args) {
     Py_ssize_t pos = 0;
     while (PyDict_Next(ports, &pos, &key, &value)) {
         Py_ssize_t n;
-        const char *name = PyUnicode_Check(key) ? PyUnicode_AsUTF8AndSize(key, &n) : NULL;
+        if (!PyUnicode_Check(key)) {
+            PyErr_SetString(PyExc_TypeError, "default ports are keyed by scheme names (str)");
+            return NULL;
+        }
+        const char *name = PyUnicode_AsUTF8AndSize(key, &n);
         if (!name) return NULL;
         if (!PyUnicode_Check(value) || !PyUnicode_IS_ASCII(value)) {
             PyErr_SetString(PyExc_TypeError, "default ports are str");
