@@ -161,8 +161,9 @@ class _Canonicalizer:
     def host(self, text: str | None, start: int) -> str:
         raw = text = text or ""
         on = self.on
-        if text[:1] == "[" and rules.is_ip_literal(text):
-            return rules.lowercase_host(text, start, self.edits) if on("lowercase-host") else text
+        literal = rules.ip_literal(text) if text[:1] == "[" else None
+        if literal is not None:
+            return self.ip_literal(literal, start)
         if not text.isascii():
             a_label = rules.idna_host(text) if on("idna-host") else None
             if a_label is not None:
@@ -188,6 +189,33 @@ class _Canonicalizer:
                     self.structural("numeric-host", "host", start, raw, text, dotted)
                     text = dotted
         return text
+
+    def ip_literal(self, literal: re.Match[str], start: int) -> str:
+        """An IP-literal host: the address is case-insensitive (§6.2.2.1), but a zone ID names
+        a network interface, and those are case-sensitive (RFC 6874 §2): its case is kept."""
+        edits = self.edits
+        lower = self.on("lowercase-host")
+        if literal["future"] is not None:
+            text = literal[0]
+            return rules.lowercase_host(text, start, edits) if lower else text
+        address = literal["address"]
+        if lower:
+            address = rules.lowercase_host(address, start + 1, edits)
+        zone = literal["zone"]
+        if zone is None:
+            return f"[{address}]"
+        if literal["percent"] == "%":
+            at = start + literal.start("percent")
+            edits.repair("encode-stray-percent", "host", at, "bare '%' before an IPv6 zone ID")
+            edits.add("encode-stray-percent", "host", at, at + 1, "%", "%25")
+        # The zone's own escapes follow §6.2.2: RFC 3986's unreserved set only (ZoneID has no
+        # room for RFC 2396's marks), and no lowercasing.
+        on = self.on
+        zones = rules.scanner(
+            "host", False, "keep", False, on("decode-unreserved"), on("uppercase-escape")
+        )
+        zone = zones.scan(zone, start + literal.start("zone"), edits)
+        return f"[{address}%25{zone}]"
 
     def port(self, port: str | None, start: int, scheme: str | None, form: str) -> str | None:
         if port is None:

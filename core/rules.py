@@ -286,24 +286,33 @@ def lowercase_scheme(scheme: str, start: int, edits: Edits) -> str:
     return lower
 
 
+# RFC 3986 §3.2.2  IP-literal = "[" ( IPv6address / IPv6addrz / IPvFuture ) "]"
+#                  IPvFuture  = "v" 1*HEXDIG "." 1*( unreserved / sub-delims / ":" )
+# RFC 6874 §2      IPv6addrz  = IPv6address "%25" ZoneID
+#                  ZoneID     = 1*( unreserved / pct-encoded )
+# RFC 6874 §4 asks parsers to accept a bare "%" before the zone ID, as `ping` prints it
+# ("fe80::1%en0"): the ``percent`` group is then "%", which the driver repairs to "%25".  Only a
+# "%" that starts no escape is bare: "%00" is an escape, as everywhere else (encode-stray-percent).
 _IP_LITERAL = re.compile(
-    r"\[(?:[0-9A-Fa-f:.]+(?:%25[A-Za-z0-9\-._~%]+)?|[vV][0-9A-Fa-f]+\.["
+    r"\[(?:(?P<future>[vV][0-9A-Fa-f]+\.["
     + charsets.regex_class(charsets.UNRESERVED | charsets.SUB_DELIMS | {":"})
-    + r"]+)\]"
+    + r"]+)|(?P<address>[0-9A-Fa-f:.]+)(?:(?P<percent>%25|%(?![0-9A-Fa-f]{2}))(?P<zone>(?:["
+    + charsets.regex_class(charsets.UNRESERVED)
+    + r"]|%[0-9A-Fa-f]{2})+))?)\]"
 )
 
 
-def is_ip_literal(host: str) -> bool:
-    """RFC 3986 §3.2.2 IP-literal (IPv6address, with RFC 6874's zone ID, or IPvFuture)."""
-    if not _IP_LITERAL.fullmatch(host):
-        return False
-    if host[1] in "vV":
-        return True
+def ip_literal(host: str) -> re.Match[str] | None:
+    """The parts of an IP-literal host (groups ``future``, or ``address``, ``percent``, ``zone``),
+    or None when ``host`` is none.  The IPv6 address is checked by `ipaddress`, not by a pattern."""
+    m = _IP_LITERAL.fullmatch(host)
+    if m is None or m["future"] is not None:
+        return m
     try:
-        ipaddress.IPv6Address(host[1:-1].split("%25", 1)[0])
+        ipaddress.IPv6Address(m["address"])
     except ValueError:
-        return False
-    return True
+        return None
+    return m
 
 
 _ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)

@@ -109,7 +109,7 @@ def test_rfc3986_uri_reference_normalize() -> None:
     for case in _vectors("rfc3986-vectors.json", "URIReference.normalize"):
         arg, expected = _unsplit(case["args"][0]), _unsplit(case["result"])
         pairs.append((arg, canonicalize(arg, policy).url, expected))
-    _check("rfc3986 URIReference.normalize", pairs, total=184, agree=169)
+    _check("rfc3986 URIReference.normalize", pairs, total=184, agree=171)
 
 
 # --- urlcanon (Internet Archive): dot segments and idempotence.

@@ -81,6 +81,13 @@ _HOST = st.one_of(
         ]
     ),
     st.lists(_PIECE, max_size=3).map("".join),
+    # IP-literals with zone IDs of any text: RFC 6874's "%25", a bare "%", escapes, junk
+    st.builds(
+        "[{}{}{}]".format,
+        st.sampled_from(["::1", "FE80::A", "fe80::1:2", "::FFFF:1.2.3.4", "1::", "x::"]),
+        st.sampled_from(["%25", "%", "", "%2"]),
+        st.lists(_PIECE, max_size=3).map("".join),
+    ),
 )
 _PORT = st.sampled_from(["", ":", ":80", ":443", ":0080", ":8080", ":00"])
 _USERINFO = st.sampled_from(["", "user@", "u:p@", "%41:%7e@"])
@@ -298,7 +305,12 @@ def test_equivalent_spellings_get_one_form(
         variant += "//"
         if userinfo is not None:
             variant += _respell(userinfo, flips) + "@"
-        variant += _flip_case(host, flips) if host[:1] == "[" else _respell(host, flips[::-1])
+        if host[:1] == "[":
+            # The address is case-insensitive; a zone ID names an interface, whose case counts.
+            address, percent, zone = host.partition("%25")
+            variant += _flip_case(address, flips) + percent + _respell(zone, flips)
+        else:
+            variant += _respell(host, flips[::-1])
         if port is not None:
             variant += ":" + "0" * data.draw(st.integers(0, 2)) + port
         elif scheme in ("http", "https", "ws", "wss"):

@@ -169,6 +169,18 @@ SCHEME_AND_HOST = [
     ("http://[v7.ABC]/", "http://[v7.abc]/"),
     ("http://[::1]:8080/", "http://[::1]:8080/"),
     ("http://[not-ip]/", "http://%5Bnot-ip%5D/"),
+    # RFC 6874 zone IDs: the address is lowercased, the zone (an interface name) keeps its case
+    ("http://[FE80::A%25Eth0]/", "http://[fe80::a%25Eth0]/"),
+    ("http://[fe80::1%25en%30]/", "http://[fe80::1%25en0]/"),
+    ("http://[fe80::1%25en%2f]/", "http://[fe80::1%25en%2F]/"),
+    # RFC 6874 §4: a bare "%" before the zone ID, as ping prints it, is repaired to "%25"
+    ("http://[fe80::1%eth0]/", "http://[fe80::1%25eth0]/"),
+    ("http://[fe80::1%en0]:8080/", "http://[fe80::1%25en0]:8080/"),
+    # ... but a "%" that starts an escape is that escape: no IP-literal, a reg-name
+    ("http://[fe80::1%11]/", "http://%5Bfe80%3A%3A1%11%5D/"),
+    # a zone that is no ZoneID makes no IP-literal (regression: "%zz" passed through unescaped)
+    ("http://[::1%25a%zz]/", "http://%5B%3A%3A1%25a%25zz%5D/"),
+    ("http://[::1%25a b]/", "http://%5B%3A%3A1%25a%20b%5D/"),
     # idna-host (UTS 46): non-ASCII host -> A-label
     ("http://bücher.de/", "http://xn--bcher-kva.de/"),
     ("http://BÜCHER.de/", "http://xn--bcher-kva.de/"),
@@ -188,6 +200,22 @@ SCHEME_AND_HOST = [
 @pytest.mark.parametrize(("target", "expected"), SCHEME_AND_HOST)
 def test_scheme_and_host(target: str, expected: str) -> None:
     assert canonicalize(target).url == expected
+
+
+def test_zone_id_edits() -> None:
+    r = canonicalize("http://[FE80::1%Eth0]/")
+    assert r.url == "http://[fe80::1%25Eth0]/"
+    assert [(e.rule, e.start, e.end, e.before, e.after) for e in r.edits] == [
+        ("lowercase-host", 8, 10, "FE", "fe"),
+        ("encode-stray-percent", 15, 16, "%", "%25"),
+    ]
+    with pytest.raises(InvalidTarget) as raised:
+        canonicalize("http://[fe80::1%eth0]/", Policy.profile("strict"))
+    assert (raised.value.rule, raised.value.component, raised.value.offset) == (
+        "encode-stray-percent",
+        "host",
+        15,
+    )
 
 
 def test_idna_host_function() -> None:
