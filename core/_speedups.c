@@ -44,9 +44,10 @@ static const char *const FINDING_NAMES[F_COUNT] = {
 };
 
 /* Policy switches: canonical.py derives a policy's flags from FLAGS (exported below).  Rules
- * this twin guards by refusing the input (merge-slashes: "//" in the path; the query rules: any
- * query) have a bit; rules that cannot act on a handled target (idna-host, numeric-host,
- * strip-host-dot, the escaped-slash and backslash rules, the required repairs) have none. */
+ * this twin guards by refusing the input (merge-slashes: "//" in the path) have a bit; rules that
+ * cannot act on a handled target (idna-host, numeric-host, strip-host-dot, the escaped-slash and
+ * backslash rules, the required repairs) have none, and neither have the query rules, which
+ * canonical.py runs on this twin's result (their name patterns are Python's fnmatch). */
 #define FL_LOWER_SCHEME (1 << 0)
 #define FL_LOWER_HOST (1 << 1)
 #define FL_DROP_EMPTY_PORT (1 << 2)
@@ -58,8 +59,7 @@ static const char *const FINDING_NAMES[F_COUNT] = {
 #define FL_EMPTY_PATH (1 << 8)
 #define FL_STRIP_FRAGMENT (1 << 9)
 #define FL_MERGE_SLASHES (1 << 10)
-#define FL_QUERY_RULES (1 << 11)
-#define FL_UNRESERVED_2396 (1 << 12)
+#define FL_UNRESERVED_2396 (1 << 11)
 
 static const struct {
     const char *rule;
@@ -76,9 +76,10 @@ static const struct {
     {"empty-path", FL_EMPTY_PATH},
     {"strip-fragment", FL_STRIP_FRAGMENT},
     {"merge-slashes", FL_MERGE_SLASHES},
-    {"drop-params", FL_QUERY_RULES},
-    {"sort-query", FL_QUERY_RULES},
-    {"drop-empty-query", FL_QUERY_RULES},
+    /* no bit: canonical.py runs them on the twin's result */
+    {"drop-params", 0},
+    {"sort-query", 0},
+    {"drop-empty-query", 0},
     /* no bit: they cannot act on a target this twin accepts */
     {"idna-host", 0},
     {"strip-host-dot", 0},
@@ -720,7 +721,6 @@ static PyObject *twin_canonicalize(PyObject *self, PyObject *const *args, Py_ssi
 
     /* query */
     if (i < len && CH(&st, i) == '?') {
-        if (flags & FL_QUERY_RULES) goto done;
         Py_ssize_t qe = i + 1;
         while (qe < len && CH(&st, qe) != '#') qe++;
         if (buf_putc(&out, '?') < 0) { rc = FAIL; goto done; }

@@ -7,7 +7,7 @@ The order (README, Rules, lists each rule with its RFC section):
   port       drop-empty-port, strip-port-zeros, drop-default-port
   path       backslash-as-slash, character rules (+ decode/reject-escaped-slash), merge-slashes,
              remove-dot-segments, empty-path, dot-prefix
-  query      character rules, drop-params, sort-query, drop-empty-query
+  query      character rules, drop-params, sort-query, drop-empty-query (query_rules)
   fragment   strip-fragment, character rules
 Character rules, in one pass: decode-unreserved, uppercase-escape, encode-stray-percent,
 encode-unsafe, encode-non-ascii.  Each escape is decoded at most once, so "%2541" stays "%2541".
@@ -63,7 +63,7 @@ def canonicalize(
     if _twin is not None and policy.compiled >= 0:
         result = _twin(target, policy.compiled, form)
         if result is not None:
-            return result
+            return _twin_query_rules(result, policy) if policy.query_rules else result
     if "/." not in target:
         if (form == "auto" or form == "absolute") and policy.fast_absolute(target):
             return Result(target, target)
@@ -81,6 +81,58 @@ def canonicalize_python(
     if form not in FORMS:
         raise ValueError(f"unknown form {form!r}; choose one of {', '.join(FORMS)}")
     return _Canonicalizer(policy, target).run(split(target, form))
+
+
+def query_rules(policy: Policy, edits: rules.Edits, text: str, start: int, raw: str) -> str | None:
+    """drop-params, sort-query, drop-empty-query on a query the character rules have run on.
+
+    ``raw`` is the query as it was in the input, at ``start``.  None: no query is left.
+    """
+    on = policy.rules.__contains__
+    if on("drop-params") and text:
+        drops = policy.drops_param
+        kept = "&".join(p for p in text.split("&") if not drops(rules.query_name(p)))
+        if kept != text:
+            edits.add("drop-params", "query", start, start + len(raw), text, kept)
+            if not kept:
+                return None  # nothing of the query is left, not even an empty one
+            text = kept
+    if on("sort-query") and "&" in text:
+        ordered = "&".join(sorted(text.split("&"), key=rules.query_name))
+        if ordered != text:
+            edits.add("sort-query", "query", start, start + len(raw), text, ordered)
+            text = ordered
+    if on("drop-empty-query") and text == "":
+        edits.add("drop-empty-query", "query", start - 1, start, "?", "")
+        return None
+    return text
+
+
+def _twin_query_rules(result: Result, policy: Policy) -> Result:
+    """The query rules on a Result of the twin, which ran only the character rules there.
+
+    The twin handles targets whose first "?" before any "#" starts the query, in the input and
+    in the output alike (a raw "?" in the path is escaped, and the authority has none).
+    """
+    url = result.url
+    qmark, hash_ = url.find("?"), url.find("#")
+    if qmark < 0 or 0 <= hash_ < qmark:
+        return result
+    target = result.input
+    start = target.index("?") + 1
+    raw = target[start:].partition("#")[0]
+    end = hash_ if hash_ >= 0 else len(url)
+    edits = rules.Edits(False)
+    query = query_rules(policy, edits, url[qmark + 1 : end], start, raw)
+    if not edits.starts:
+        return result
+    url = url[:qmark] + ("" if query is None else "?" + query) + url[end:]
+    # In the driver's order: the query's edits come before the fragment's.
+    old = result.edits
+    n = len(old)
+    while n and old[n - 1].component == "fragment":
+        n -= 1
+    return Result(target, url, old[:n] + edits.freeze() + old[n:], result.findings)
 
 
 class _Canonicalizer:
@@ -332,26 +384,9 @@ class _Canonicalizer:
         if text is None:
             return None
         raw = text
-        on = self.on
         detect.escapes(text, "query", start, self.findings)
         text = self.chars("query", text, start)
-        if on("drop-params") and text:
-            drops = self.policy.drops_param
-            kept = "&".join(p for p in text.split("&") if not drops(rules.query_name(p)))
-            if kept != text:
-                self.structural("drop-params", "query", start, raw, text, kept)
-                if not kept:
-                    return None  # nothing of the query is left, not even an empty one
-                text = kept
-        if on("sort-query") and "&" in text:
-            ordered = "&".join(sorted(text.split("&"), key=rules.query_name))
-            if ordered != text:
-                self.structural("sort-query", "query", start, raw, text, ordered)
-                text = ordered
-        if on("drop-empty-query") and text == "":
-            self.edits.add("drop-empty-query", "query", start - 1, start, "?", "")
-            return None
-        return text
+        return query_rules(self.policy, self.edits, text, start, raw)
 
     def fragment(self, text: str | None, start: int) -> str | None:
         if text is None:

@@ -104,6 +104,9 @@ REQUIRED_RULES = frozenset(
 
 _MEANING_KEPT = frozenset(r.name for r in RULES if not r.lossy)
 
+# The rules on a query's parameters: canonical.query_rules, run after the compiled twin too.
+QUERY_RULES = frozenset({"drop-params", "sort-query", "drop-empty-query"})
+
 # Tracking parameters a crawler drops before deduplicating (shell-style patterns on the name).
 DEFAULT_DROP_PARAMS: tuple[str, ...] = (
     "utm_*",
@@ -158,6 +161,7 @@ class Policy:
     fast_origin: Callable[[str], object] = field(init=False, repr=False, compare=False)
     # The compiled twin's switches for this policy (compiled.py); -1: the Python driver only.
     compiled: int = field(init=False, repr=False, compare=False)
+    query_rules: bool = field(init=False, repr=False, compare=False)  # any of QUERY_RULES on
 
     def __post_init__(self) -> None:
         unknown = set(self.rules) - set(RULE_NAMES)
@@ -178,6 +182,7 @@ class Policy:
         object.__setattr__(self, "fast_origin", origin.fullmatch)
         flags = compiled.flags(self.rules, self.strict, self.unreserved_2396)
         object.__setattr__(self, "compiled", flags)
+        object.__setattr__(self, "query_rules", not self.rules.isdisjoint(QUERY_RULES))
 
     @classmethod
     def profile(cls, name: str) -> Policy:

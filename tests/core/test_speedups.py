@@ -3,8 +3,10 @@
 What a user relies on: for every target, ``_speedups.canonicalize(target, policy.compiled, form)``
 is either None (not a target the twin handles) or exactly the `Result` that
 ``canonicalize_python(target, policy, form=form)`` returns: the same URL, edits and findings, of
-the same types.  It never raises for a str target, and `canonicalize` (twin, then fast path, then
-the reference) returns what the reference returns.
+the same types.  The query rules (policy.QUERY_RULES) are the exception: canonical.py runs them
+on the twin's result, so the twin alone answers as the reference does with them off.  It never
+raises for a str target, and `canonicalize` (twin, then query rules, then fast path, then the
+reference) returns what the reference returns.
 
 The module is skipped where the extension is not built, except `test_twin_is_loaded`, which fails
 then unless ``URLSAN_NO_EXTENSIONS`` says the pure-Python build was meant.  Budgets come from the
@@ -13,6 +15,7 @@ hypothesis profiles of conftest.py (``HYPOTHESIS_PROFILE=ci-long`` hunts harder)
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Callable, Iterator
@@ -24,7 +27,7 @@ from hypothesis import event, example, given
 from hypothesis import strategies as st
 from urlsan.core import compiled
 from urlsan.core.canonical import canonicalize, canonicalize_python
-from urlsan.core.policy import PROFILES, REQUIRED_RULES, RULE_NAMES, Policy
+from urlsan.core.policy import PROFILES, QUERY_RULES, REQUIRED_RULES, RULE_NAMES, Policy
 from urlsan.core.result import Edit, Finding, InvalidTarget, Result
 
 DATA = Path(__file__).parents[1] / "data"
@@ -95,6 +98,11 @@ def outcome(func: Callable[..., Result], target: str, policy: Policy, form: str)
         return ("ValueError", str(e))
 
 
+def without_query_rules(policy: Policy) -> Policy:
+    """What the twin alone answers for: canonical.py runs the query rules on its result."""
+    return dataclasses.replace(policy, rules=policy.rules - QUERY_RULES)
+
+
 def check_twin(target: str, policy: Policy, form: str) -> Result | None:
     """The differential check; returns the twin's Result (None: declined or not served)."""
     if policy.compiled < 0:
@@ -103,7 +111,7 @@ def check_twin(target: str, policy: Policy, form: str) -> Result | None:
     got = compiled.twin(target, policy.compiled, form)
     if got is None:
         return None
-    expected = outcome(canonicalize_python, target, policy, form)
+    expected = outcome(canonicalize_python, target, without_query_rules(policy), form)
     assert got == expected, (
         f"twin differs from the reference for {target!r}, {policy!r}, form={form!r}:\n"
         f"  twin      {got!r}\n  reference {expected!r}"
@@ -447,8 +455,6 @@ def test_twin_engages(target: str) -> None:
         ("HTTP://h/", Policy().with_rules("-lowercase-scheme")),
         ("http://h//a", Policy().with_rules("+merge-slashes")),
         ("/a//b", Policy().with_rules("+merge-slashes")),
-        ("/a?b=c", Policy.profile("crawler")),
-        ("/a?", Policy().with_rules("+drop-empty-query")),
         ("/a/..//b", Policy()),  # origin-form "//b" after dot removal needs the "/." guard
     ],
 )
@@ -456,6 +462,31 @@ def test_twin_declines_under_policy(target: str, policy: Policy) -> None:
     assert compiled.twin is not None
     assert compiled.twin(target, policy.compiled, "auto") is None
     assert canonicalize(target, policy) == canonicalize_python(target, policy)
+
+
+CRAWLER = Policy.profile("crawler")
+
+
+@needs_twin
+@pytest.mark.parametrize(
+    ("target", "policy", "url"),
+    [
+        ("/a?b=2&a=1#f", CRAWLER, "/a?a=1&b=2"),
+        ("HTTP://H:80/a?utm_source=x&q=%7e#f", CRAWLER, "http://h/a?q=~"),
+        ("/a?utm_source=x&fbclid=y", CRAWLER, "/a"),
+        ("/a?", CRAWLER, "/a"),
+        ("/a?#f", Policy().with_rules("+drop-empty-query"), "/a#f"),
+        ("/a?b&a#x?z&y", Policy().with_rules("+sort-query"), "/a?a&b#x?z&y"),
+        ("/a#x?z&y", Policy().with_rules("+sort-query"), "/a#x?z&y"),  # "?" only in the fragment
+        ("/%C3%A9?b=%e9&a", CRAWLER, "/%C3%A9?a&b=%E9"),
+    ],
+)
+def test_query_rules_run_after_the_twin(target: str, policy: Policy, url: str) -> None:
+    """The crawler profile's query rules no longer send a target to the Python driver."""
+    assert check_twin(target, policy, "auto") is not None, "the twin declined"
+    result = canonicalize(target, policy)
+    assert result == canonicalize_python(target, policy)
+    assert result.url == url
 
 
 @needs_twin
