@@ -246,7 +246,8 @@ class _Canonicalizer:
         """An IP-literal host: the address is case-insensitive (§6.2.2.1), but a zone ID names
         a network interface, and those are case-sensitive (RFC 6874 §2): its case is kept."""
         edits = self.edits
-        lower = self.on("lowercase-host")
+        on = self.on
+        lower = on("lowercase-host")
         if literal["future"] is not None:
             text = literal[0]
             return rules.lowercase_host(text, start, edits) if lower else text
@@ -262,7 +263,6 @@ class _Canonicalizer:
             edits.add("encode-stray-percent", "host", at, at + 1, "%", "%25")
         # The zone's own escapes follow §6.2.2: RFC 3986's unreserved set only (ZoneID has no
         # room for RFC 2396's marks), and no lowercasing.
-        on = self.on
         zones = rules.scanner(
             "host", False, "keep", False, on("decode-unreserved"), on("uppercase-escape")
         )

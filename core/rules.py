@@ -296,10 +296,10 @@ def lowercase_scheme(scheme: str, start: int, edits: Edits) -> str:
 _IP_LITERAL = re.compile(
     r"\[(?:(?P<future>[vV][0-9A-Fa-f]+\.["
     + charsets.regex_class(charsets.UNRESERVED | charsets.SUB_DELIMS | {":"})
-    + r"]+)|(?P<address>[0-9A-Fa-f:.]+)(?:(?P<percent>%25|%(?![0-9A-Fa-f]{2}))(?P<zone>(?:["
+    + r"]+)|(?P<address>[0-9A-Fa-f:.]++)(?:(?P<percent>%25|%(?![0-9A-Fa-f]{2}))(?P<zone>(?:["
     + charsets.regex_class(charsets.UNRESERVED)
-    + r"]|%[0-9A-Fa-f]{2})+))?)\]"
-)
+    + r"]++|%[0-9A-Fa-f]{2})++))?)\]"
+)  # possessive runs: a megabyte of zone that fails at its end is not walked back character-wise
 
 
 def ip_literal(host: str) -> re.Match[str] | None:
