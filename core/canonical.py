@@ -122,9 +122,10 @@ def _twin_query_rules(result: Result, policy: Policy) -> Result:
     start = target.index("?") + 1
     raw = target[start:].partition("#")[0]
     end = hash_ if hash_ >= 0 else len(url)
+    text = url[qmark + 1 : end]
     edits = rules.Edits(False)
-    query = query_rules(policy, edits, url[qmark + 1 : end], start, raw)
-    if not edits.starts:
+    query = query_rules(policy, edits, text, start, raw)
+    if query == text:  # each query rule records an edit exactly when it changes the query
         return result
     url = url[:qmark] + ("" if query is None else "?" + query) + url[end:]
     # In the driver's order: the query's edits come before the fragment's.

@@ -18,15 +18,17 @@ _PCHAR = regex_class(PCHAR)
 _HOST = r"(?:[a-z0-9\-]+\.)*[a-z][a-z0-9\-]*"
 
 
-def fast_patterns(rules: frozenset[str]) -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """(absolute-form, origin-form) patterns that no rule in ``rules`` would touch."""
+def fast_patterns(
+    rules: frozenset[str], query_rules: bool
+) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """(absolute-form, origin-form) patterns that no rule in ``rules`` would touch.
+
+    ``query_rules``: some rule of policy.QUERY_RULES is on, so any query may change."""
     # With merge-slashes: segments each ended by one "/", after the pattern's own leading "/".
     # Unambiguous and possessive, so a refused target fails in linear time; the former
     # "(?:/?[pchar]+)*/?" backtracked 2^n ways on "/aaa…a%" and also let "http://h//a" through.
     path = f"(?:[{_PCHAR}]++/)*+[{_PCHAR}]*+" if "merge-slashes" in rules else f"[{_PCHAR}/]*"
-    query = f"(?:\\?[{_PCHAR}/?]*)?"
-    if rules & {"drop-params", "sort-query", "drop-empty-query"}:
-        query = ""
+    query = "" if query_rules else f"(?:\\?[{_PCHAR}/?]*)?"
     fragment = "" if "strip-fragment" in rules else f"(?:#[{_PCHAR}/?]*)?"
     absolute = re.compile(f"(?:https?|wss?)://{_HOST}/{path}{query}{fragment}")
     origin = re.compile(f"/(?!/){path}{query}{fragment}")

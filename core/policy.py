@@ -177,12 +177,13 @@ class Policy:
             raise ValueError("decode-escaped-slash and reject-escaped-slash exclude each other")
         pattern = "|".join(fnmatch.translate(p) for p in self.drop_params) or r"(?!)"
         object.__setattr__(self, "_drop_re", re.compile(pattern))
-        absolute, origin = fast_patterns(self.rules)
+        query_rules = not self.rules.isdisjoint(QUERY_RULES)
+        object.__setattr__(self, "query_rules", query_rules)
+        absolute, origin = fast_patterns(self.rules, query_rules)
         object.__setattr__(self, "fast_absolute", absolute.fullmatch)
         object.__setattr__(self, "fast_origin", origin.fullmatch)
         flags = compiled.flags(self.rules, self.strict, self.unreserved_2396)
         object.__setattr__(self, "compiled", flags)
-        object.__setattr__(self, "query_rules", not self.rules.isdisjoint(QUERY_RULES))
 
     @classmethod
     def profile(cls, name: str) -> Policy:
