@@ -24,7 +24,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check .
 
 typecheck: $(STAMP)
-	$(VENV)/bin/mypy -p urlsan.core -p urlsan.addon
+	$(VENV)/bin/mypy -p urlsan
 
 pytest: $(STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)

@@ -12,14 +12,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from urlsan.addon.sanitizer import UrlSanitizer
+    from .sanitizer import UrlSanitizer
 
 __all__ = ["UrlSanitizer"]
 
 
 def __getattr__(name: str) -> Any:
     if name == "UrlSanitizer":
-        from urlsan.addon.sanitizer import UrlSanitizer
+        from .sanitizer import UrlSanitizer
 
         return UrlSanitizer
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

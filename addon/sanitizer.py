@@ -16,22 +16,17 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from mitmproxy import command, ctx, exceptions, flowfilter, http
-from urlsan.addon.auditlog import DEFAULT_REDACT, MAX_EDITS, AuditLog, Redactor
-from urlsan.addon.signed import detect_signature, may_carry_signature
-from urlsan.core import Edit, Finding, InvalidTarget, Policy, Result, canonicalize
+
+from ..audit.log import AuditLog
+from ..audit.record import MAX_EDITS
+from ..audit.redact import DEFAULT_REDACT, Redactor
+from ..core import Edit, Finding, InvalidTarget, Policy, Result, canonicalize
+from .signed import detect_signature, may_carry_signature
 
 logger = logging.getLogger(__name__)
 
 MODES: tuple[str, ...] = ("rewrite", "audit", "reject", "redirect")
 SIGNED: tuple[str, ...] = ("skip", "rewrite")
-ACTIONS: tuple[str, ...] = (
-    "rewritten",
-    "audited",
-    "rejected",
-    "redirected",
-    "skipped-signed",
-    "unchanged",
-)
 REDIRECT_METHODS = frozenset({b"GET", b"HEAD"})
 
 # RFC 9112 §3.2: every request-target we assign must be visible ASCII only.  mitmproxy writes

@@ -3,6 +3,6 @@
 Needs urlsan installed in mitmproxy's Python (``pip install -e '.[proxy]'`` from the checkout).
 """
 
-from urlsan.addon.sanitizer import UrlSanitizer
+from .sanitizer import UrlSanitizer
 
 addons = [UrlSanitizer()]

@@ -24,7 +24,7 @@ from urlsan.core import Policy, canonicalize
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 CORPORA = ("ada-kasztp.txt", "ada-userbait.txt")
-CLI = [sys.executable, "-m", "urlsan.core.cli"]
+CLI = [sys.executable, "-m", "urlsan"]
 
 
 def corpus() -> list[str]:

@@ -194,7 +194,7 @@ def main() -> int:
         tmp = Path(d)
         common += ["--set", f"confdir={tmp / 'conf'}"]
         code = (
-            "import sys; from urlsan.addon.cli import proxy_main; "
+            "import sys; from urlsan.cli.proxy import proxy_main; "
             "sys.exit(proxy_main(sys.argv[1:]))"
         )
         addon_options = {"urlsan_mode": args.mode, "urlsan_log": str(tmp / "audit.jsonl")}

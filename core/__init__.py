@@ -5,9 +5,9 @@
 'http://example.com/~user/b%2Fc?q=A%20b'
 """
 
-from urlsan.core.canonical import canonicalize
-from urlsan.core.policy import RULES, Policy, Rule
-from urlsan.core.result import Edit, Finding, InvalidTarget, Result
+from .canonical import canonicalize
+from .policy import RULES, Policy, Rule
+from .result import Edit, Finding, InvalidTarget, Result
 
 __all__ = [
     "RULES",

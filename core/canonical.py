@@ -18,11 +18,11 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from urlsan.core import compiled, rules
-from urlsan.core import findings as detect
-from urlsan.core.policy import DEFAULT_POLICY, DEFAULT_PORTS, Policy
-from urlsan.core.result import InvalidTarget, Result
-from urlsan.core.split import FORMS, Parts, split
+from . import compiled, rules
+from . import findings as detect
+from .policy import DEFAULT_POLICY, DEFAULT_PORTS, Policy
+from .result import InvalidTarget, Result
+from .split import FORMS, Parts, split
 
 _COMPONENTS = ("userinfo", "host", "path", "query", "fragment")
 

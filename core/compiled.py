@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from urlsan.core import charsets
-from urlsan.core.result import Edit, Finding, Result
+from . import charsets
+from .result import Edit, Finding, Result
 
 Twin = Callable[[str, int, str], Result | None]
 
@@ -23,7 +23,7 @@ _unreserved_2396 = 0
 
 if not os.environ.get("URLSAN_NO_EXTENSIONS"):
     try:
-        from urlsan.core import _speedups
+        from . import _speedups
     except ImportError:  # no compiler at install time: the pure-Python driver does it all
         pass
     else:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from urlsan.core.charsets import PCHAR, regex_class
+from .charsets import PCHAR, regex_class
 
 # RFC 3986 §3.3 pchar, less pct-encoded.
 _PCHAR = regex_class(PCHAR)

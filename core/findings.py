@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from urlsan.core.result import Finding
+from .result import Finding
 
 # Escape sequences that classic attacks hide behind (see docs/security.md).
 _ESCAPE_TRICKS = re.compile(

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
-from urlsan.core import compiled
-from urlsan.core.fastpath import fast_patterns
+from . import compiled
+from .fastpath import fast_patterns
 
 
 class Rule(NamedTuple):

@@ -12,8 +12,9 @@ import string
 from functools import lru_cache
 
 import idna
-from urlsan.core import charsets
-from urlsan.core.result import Edit, InvalidTarget
+
+from . import charsets
+from .result import Edit, InvalidTarget
 
 _HEX = "0123456789ABCDEF"
 

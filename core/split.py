@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Literal, NamedTuple
 
-from urlsan.core.charsets import SCHEME_CHARS, regex_class
+from .charsets import SCHEME_CHARS, regex_class
 
 Form = Literal["auto", "origin", "absolute", "authority", "asterisk", "reference"]
 FORMS: tuple[str, ...] = ("auto", "origin", "absolute", "authority", "asterisk", "reference")

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 import pytest
-from urlsan.core.cli import main
+from urlsan.cli.main import main
 
 
 class Run(NamedTuple):

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from cli_harness import RunUrlsan
+from urlsan.cli.batch import Canonicalizer, Detail, Line, Progress, read_lines
 from urlsan.core import Policy, canonicalize
-from urlsan.core.batch import Canonicalizer, Detail, Line, Progress, read_lines
 
 POLICIES = [
     Policy(),

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 from cli_harness import RunUrlsan
+from urlsan.cli.status import EXIT_BAD_LINES, EXIT_OFFENDERS, EXIT_OK, EXIT_USAGE
 from urlsan.core import Policy, canonicalize
-from urlsan.core.cli import EXIT_BAD_LINES, EXIT_OFFENDERS, EXIT_OK, EXIT_USAGE
 
 MESSY = "HTTP://Example.COM:80/%7euser/./a/../b"
 CLEAN = "http://example.com/~user/b"

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 from cli_harness import RunUrlsan
-from urlsan.core.cli import PROXY_NEEDS
+from urlsan.cli.main import PROXY_NEEDS
 
-URLSAN = [sys.executable, "-m", "urlsan.core.cli"]
+URLSAN = [sys.executable, "-m", "urlsan"]
 
 
 def test_console_script_reads_stdin_and_tells_by_exit_status() -> None:
@@ -52,17 +52,17 @@ def test_rules_lists_every_rule(urlsan: RunUrlsan) -> None:
 
 def test_core_does_not_import_mitmproxy() -> None:
     code = (
-        "import sys, urlsan.core.cli, urlsan.core.report, urlsan.core.batch; "
+        "import sys, urlsan.cli.main, urlsan.audit.report, urlsan.cli.batch; "
         "sys.exit(any(m.split('.')[0] == 'mitmproxy' for m in sys.modules))"
     )
     assert subprocess.run([sys.executable, "-c", code], timeout=60).returncode == 0
 
 
 class _NoMitmproxy(importlib.abc.MetaPathFinder):
-    """Makes `urlsan.addon.cli` fail to import the way it would without mitmproxy installed."""
+    """Makes `urlsan.cli.proxy` fail to import the way it would without mitmproxy installed."""
 
     def find_spec(self, name: str, path: object, target: object = None) -> None:
-        if name == "urlsan.addon.cli" or name.split(".")[0] == "mitmproxy":
+        if name == "urlsan.cli.proxy" or name.split(".")[0] == "mitmproxy":
             raise ModuleNotFoundError("No module named 'mitmproxy'", name="mitmproxy")
         return None
 
@@ -71,7 +71,7 @@ def test_proxy_without_mitmproxy_says_how_to_get_it(
     urlsan: RunUrlsan, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     for name in list(sys.modules):
-        if name == "urlsan.addon.cli" or name.split(".")[0] == "mitmproxy":
+        if name == "urlsan.cli.proxy" or name.split(".")[0] == "mitmproxy":
             monkeypatch.delitem(sys.modules, name)
     monkeypatch.setattr(sys, "meta_path", [_NoMitmproxy(), *sys.meta_path])
     r = urlsan("proxy", "-p", "8081")
@@ -79,7 +79,7 @@ def test_proxy_without_mitmproxy_says_how_to_get_it(
 
 
 def test_proxy_passes_every_argument_on(urlsan: RunUrlsan, monkeypatch: pytest.MonkeyPatch) -> None:
-    addon_cli = pytest.importorskip("urlsan.addon.cli")
+    addon_cli = pytest.importorskip("urlsan.cli.proxy")
     seen: list[list[str]] = []
 
     def fake_proxy_main(argv: list[str]) -> int:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from cli_harness import RunUrlsan
-from urlsan.core.report import Summary, render_html, render_text
+from urlsan.audit.report import Summary, render_html, render_text
 
 
 def record(
@@ -75,7 +75,8 @@ def write_log(path: Path, records: list[dict[str, Any]], tail: bytes = b"") -> P
 def test_counts(tmp_path: Path) -> None:
     log = write_log(tmp_path / "audit.jsonl", RECORDS)
     s = Summary()
-    s.read(str(log))
+    with open(log, "rb") as f:
+        s.read(f, str(log))
     d = s.as_dict()
     assert d["requests"] == 6 and d["lines"] == 6
     assert d["actions"] == {
@@ -117,7 +118,8 @@ def test_counts(tmp_path: Path) -> None:
 def test_a_log_still_being_written(tmp_path: Path) -> None:
     log = write_log(tmp_path / "audit.jsonl", RECORDS, tail=b'{"ts": "2026-11-22T05:32:00Z", "ac')
     s = Summary()
-    s.read(str(log))
+    with open(log, "rb") as f:
+        s.read(f, str(log))
     assert (s.requests, s.malformed, s.incomplete) == (6, 0, 1)
     assert "still being written" in render_text(s)
 
@@ -127,7 +129,8 @@ def test_malformed_lines_are_counted_and_skipped(tmp_path: Path) -> None:
     log = tmp_path / "audit.jsonl"
     log.write_text("\n".join(lines) + "\n")
     s = Summary()
-    s.read(str(log))
+    with open(log, "rb") as f:
+        s.read(f, str(log))
     assert (s.requests, s.malformed, s.incomplete) == (2, 2, 0)
     assert s.malformed_samples == [f"{log}:2", f"{log}:3"]
 

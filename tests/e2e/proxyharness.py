@@ -199,7 +199,7 @@ class Proxy:
 
 def urlsan_proxy_command(*args: str) -> list[str]:
     """``urlsan proxy ARGS``, through the same entry point the console script calls."""
-    code = "import sys; from urlsan.addon.cli import proxy_main; sys.exit(proxy_main(sys.argv[1:]))"
+    code = "import sys; from urlsan.cli.proxy import proxy_main; sys.exit(proxy_main(sys.argv[1:]))"
     return [sys.executable, "-c", code, *args]
 
 

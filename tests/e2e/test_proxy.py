@@ -31,7 +31,7 @@ from proxyharness import (
     upstream_server,
     urlsan_proxy_command,
 )
-from urlsan.addon.auditlog import DEFAULT_REDACT, Redactor
+from urlsan.audit.redact import DEFAULT_REDACT, Redactor
 from urlsan.core import InvalidTarget, Policy, canonicalize
 
 pytestmark = pytest.mark.e2e
@@ -408,7 +408,7 @@ def test_missing_mitmproxy_is_a_clear_message(tmp_path: Path) -> None:
     blocker = tmp_path / "mitmproxy"
     blocker.mkdir()
     (blocker / "__init__.py").write_text("raise ImportError('No module named mitmproxy')\n")
-    code = "import sys; from urlsan.addon.cli import proxy_main; sys.exit(proxy_main([]))"
+    code = "import sys; from urlsan.cli.proxy import proxy_main; sys.exit(proxy_main([]))"
     done = subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,

@@ -94,7 +94,7 @@ def example_env(**extra: str) -> dict[str, str]:
 def require_proxy() -> None:
     """Skip cleanly while the addon (or mitmproxy) is not there."""
     try:
-        import urlsan.addon.cli  # noqa: F401
+        import urlsan.cli.proxy  # noqa: F401
     except ImportError as e:
         pytest.skip(f"urlsan proxy not available: {e}")
     pytest.importorskip("mitmproxy", reason="urlsan proxy needs mitmproxy")

@@ -1,4 +1,4 @@
-"""The fuzz target shared by the hypothesis tests and the atheris runner (bench/fuzz.py).
+"""The fuzz target shared by the hypothesis tests and the atheris runner (tools/fuzz.py).
 
 `check(data, policy, form)` runs `canonicalize` and raises AssertionError on any broken
 invariant; any other exception is a crash.  Inputs that break something are saved under

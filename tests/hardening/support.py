@@ -430,7 +430,7 @@ def urlsan_command() -> list[str]:
     script = Path(sys.executable).with_name("urlsan")
     if script.exists():
         return [str(script)]
-    return [sys.executable, "-c", "import sys; from urlsan.core.cli import main; sys.exit(main())"]
+    return [sys.executable, "-c", "import sys; from urlsan.cli.main import main; sys.exit(main())"]
 
 
 class Proxy:

@@ -1,7 +1,7 @@
 """Fuzzing `canonicalize` and the addon's request path (issue #5).
 
 Byte-level hypothesis properties with a budget from URLSAN_FUZZ_EXAMPLES (default 300 per test;
-`make check-all` raises it); the atheris targets of bench/fuzz.py (canonicalize, and the addon's
+`make check-all` raises it); the atheris targets of tools/fuzz.py (canonicalize, and the addon's
 hook) run for URLSAN_FUZZ_SECONDS each (default 4; skipped without atheris); and every input saved
 under tests/data/fuzz/ replayed as a regression case.  No input may make the core raise
 (outside strict and reject-escaped-slash), loop, or take more than linear time

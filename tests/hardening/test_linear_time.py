@@ -1,8 +1,8 @@
 """No input may take more than linear time (issue #5), as a growth ratio of operation counts.
 
 Counts the function calls (Python and C) the pure-Python driver makes, with sys.setprofile, for each
-adversarial family of bench/fuzz.py at two sizes 8x apart: linear work grows 8x, quadratic 64x;
-the bound is 16x.  Deterministic: no clock is read.  `python bench/fuzz.py growth` prints
+adversarial family of tools/fuzz.py at two sizes 8x apart: linear work grows 8x, quadratic 64x;
+the bound is 16x.  Deterministic: no clock is read.  `python tools/fuzz.py growth` prints
 timings for the same families (regex backtracking, which these counts cannot see, shows there;
 test_known_bugs.py pins the one found).  The compiled twin is a single C call that these counts
 cannot see into, and it declines some large inputs that it takes when small, so the counts are

@@ -1,6 +1,6 @@
 """The compiled twin (core/_speedups.c) under AddressSanitizer and UBSan, hammered with input.
 
-    .venv/bin/python bench/asan_speedups.py [--seconds 60] [--seed 0] [--all-code-points]
+    .venv/bin/python tools/asan_speedups.py [--seconds 60] [--seed 0] [--all-code-points]
                                             [--huge-reference]
 
 About five minutes with the defaults (the sanitized interpreter is slow); exit 77 = skipped.

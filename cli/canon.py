@@ -1,14 +1,4 @@
-"""The `urlsan` command: ``canon`` (batch canonicalization), ``report`` (audit-log summaries),
-``rules`` (the rule table) and ``proxy`` (the mitmproxy addon; imported only when asked for).
-
-Exit statuses (docs/cli.md):
-  0  done, nothing to report
-  1  ``canon --check``: some input is not canonical (or a duplicate, with ``--dedupe``)
-  2  usage: unknown option, profile or rule; an input or output that cannot be opened
-  3  bad lines (empty, not UTF-8, too long, refused by the policy): reported on stderr, then
-     passed through or skipped as ``--on-error`` says; the run went on to the end
-  130 interrupted; 141 the reader of standard output went away (``| head``)
-"""
+"""`urlsan canon`: canonicalize URLs from arguments, a file or standard input, in input order."""
 
 from __future__ import annotations
 
@@ -16,45 +6,16 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import IO, Any, cast
 
-from urlsan.core import RULES, Policy
-
-EXIT_OK = 0
-EXIT_OFFENDERS = 1
-EXIT_USAGE = 2
-EXIT_BAD_LINES = 3
-EXIT_INTERRUPTED = 130
-EXIT_BROKEN_PIPE = 141
-
-PROFILES = ("rfc3986", "rfc2396", "crawler", "strict")
-PROXY_NEEDS = "urlsan proxy needs mitmproxy: pip install 'urlsan[proxy]'"
+from ..core import Policy
+from ..core.policy import PROFILES
+from . import batch
+from .status import EXIT_BAD_LINES, EXIT_OFFENDERS, EXIT_OK, UsageError
 
 
-class UsageError(Exception):
-    """A mistake on the command line found after parsing: exit status 2."""
-
-
-def _version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("urlsan")
-    except Exception:
-        return "unknown"
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="urlsan",
-        description="RFC 3986 URL canonicalization: batch, audit-log reports, and a proxy.",
-        epilog="Exit statuses: 0 ok, 1 --check found offenders, 2 usage, 3 bad lines. "
-        "See docs/cli.md.",
-    )
-    parser.add_argument("--version", action="version", version=f"urlsan {_version()}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
+def add_parser(sub: Any) -> None:
     canon = sub.add_parser(
         "canon",
         help="canonicalize URLs from arguments, a file or standard input",
@@ -137,39 +98,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     canon.set_defaults(func=cmd_canon)
 
-    report = sub.add_parser(
-        "report",
-        help="summarize an audit log written by the proxy",
-        description="Summarize audit logs (JSON Lines; gzip is detected) in one pass: counts "
-        "per action, rule, host and client, top findings, time range.",
-    )
-    report.add_argument("logs", nargs="+", metavar="AUDIT.jsonl", help="audit log(s); '-': stdin")
-    fmt = report.add_mutually_exclusive_group()
-    fmt.add_argument("--json", action="store_true", help="the summary as one JSON document")
-    fmt.add_argument("--html", action="store_true", help="one self-contained HTML page with charts")
-    report.add_argument(
-        "-o", "--output", metavar="FILE", default="-", help="write to FILE (default: stdout)"
-    )
-    report.add_argument(
-        "--top",
-        type=_positive,
-        default=10,
-        metavar="N",
-        help="rows in the host, client and finding tables (default: 10)",
-    )
-    report.set_defaults(func=cmd_report)
-
-    rules = sub.add_parser("rules", help="list the rules, their RFC sections and profiles")
-    rules.add_argument("--json", action="store_true", help="as JSON")
-    rules.set_defaults(func=cmd_rules)
-
-    sub.add_parser(
-        "proxy",
-        help="run the sanitizing proxy (mitmdump with the urlsan addon; needs urlsan[proxy])",
-        add_help=False,
-    )
-    return parser
-
 
 def _policy_options(parser: argparse.ArgumentParser) -> None:
     # No -p: in `urlsan proxy -p` it is mitmdump's port.
@@ -216,47 +144,6 @@ def make_policy(profile: str, rules: str) -> Policy:
         raise UsageError(str(e)) from None
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args_list = list(sys.argv[1:] if argv is None else argv)
-    if args_list and args_list[0] == "proxy":
-        return proxy(args_list[1:])
-    parser = build_parser()
-    try:
-        args = parser.parse_args(args_list)
-    except SystemExit as e:  # argparse: --help and --version exit 0, mistakes exit 2
-        return int(e.code or 0)
-    try:
-        return int(args.func(args))
-    except UsageError as e:
-        print(f"urlsan {args.command}: error: {e}", file=sys.stderr)
-        return EXIT_USAGE
-    except KeyboardInterrupt:
-        print(file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except BrokenPipeError:
-        # The reader went away (`urlsan canon big.txt | head`): no traceback, and no second
-        # error when Python flushes stdout at exit.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return EXIT_BROKEN_PIPE
-
-
-def proxy(argv: list[str]) -> int:
-    """``urlsan proxy ARGS``: the addon's own command line, imported only now."""
-    try:
-        from urlsan.addon.cli import proxy_main
-    except ImportError as e:
-        if (e.name or "").split(".")[0] == "mitmproxy":
-            print(PROXY_NEEDS, file=sys.stderr)
-        else:
-            print(f"urlsan proxy is not available: {e}", file=sys.stderr)
-        return EXIT_USAGE
-    return int(proxy_main(argv))
-
-
-# --- canon
-
-
 class _Colors:
     def __init__(self, on: bool) -> None:
         self.head = "\x1b[1;36m" if on else ""
@@ -266,8 +153,6 @@ class _Colors:
 
 
 def cmd_canon(args: argparse.Namespace) -> int:
-    from urlsan.core import batch
-
     policy = make_policy(args.profile, args.rules)
     if args.urls and args.input:
         raise UsageError("give URLs as arguments or with -i FILE, not both")
@@ -456,67 +341,3 @@ def _isatty(stream: IO[str]) -> bool:
         return stream.isatty()
     except (AttributeError, ValueError):
         return False
-
-
-# --- report
-
-
-def cmd_report(args: argparse.Namespace) -> int:
-    from urlsan.core import report
-
-    summary = report.Summary(top=args.top)
-    for path in args.logs:
-        try:
-            summary.read(path)
-        except OSError as e:
-            raise UsageError(f"cannot read {path}: {e.strerror or e}") from None
-    if args.json:
-        text = json.dumps(summary.as_dict(), indent=2, ensure_ascii=False) + "\n"
-    elif args.html:
-        text = report.render_html(summary)
-    else:
-        text = report.render_text(summary)
-    if args.output == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    else:
-        try:
-            with open(args.output, "w", encoding="utf-8") as f:
-                f.write(text)
-        except OSError as e:
-            raise UsageError(f"cannot write {args.output}: {e.strerror or e}") from None
-    return EXIT_OK
-
-
-# --- rules
-
-
-def cmd_rules(args: argparse.Namespace) -> int:
-    profiles: dict[str, frozenset[str]] = {p: Policy.profile(p).rules for p in PROFILES}
-    rows: list[dict[str, Any]] = [
-        {
-            "name": rule.name,
-            "section": rule.section,
-            "lossy": rule.lossy,
-            "profiles": [p for p in PROFILES if rule.name in profiles[p]],
-            "summary": rule.summary,
-        }
-        for rule in RULES
-    ]
-    if args.json:
-        sys.stdout.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
-        return EXIT_OK
-    width = max(len(r.name) for r in RULES)
-    head = f"{'rule':<{width}}  lossy  {' '.join(f'{p:<7}' for p in PROFILES)}  section"
-    print(head)
-    for row in rows:
-        marks = " ".join(f"{'on' if p in row['profiles'] else '-':<7}" for p in PROFILES)
-        print(
-            f"{row['name']:<{width}}  {'yes' if row['lossy'] else 'no':<5}  {marks}  "
-            f"{row['section']}"
-        )
-    return EXIT_OK
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,8 +1,8 @@
 """Fuzzing and growth measurements for urlsan.core.canonicalize (issue #5).
 
-    python bench/fuzz.py atheris [libFuzzer flags] [corpus dir]   coverage-guided fuzzing
-    python bench/fuzz.py atheris-addon [flags] [corpus dir]       the same, the addon's hook
-    python bench/fuzz.py growth [--max N]                         time per input size, printed
+    python tools/fuzz.py atheris [libFuzzer flags] [corpus dir]   coverage-guided fuzzing
+    python tools/fuzz.py atheris-addon [flags] [corpus dir]       the same, the addon's hook
+    python tools/fuzz.py growth [--max N]                         time per input size, printed
 
 The atheris target picks a policy and a form from the first byte and checks the same invariants
 as tests/hardening/test_fuzz.py (tests/hardening/fuzzing.py).  Failing inputs are written by

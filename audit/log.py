@@ -4,12 +4,6 @@ Lines are appended with one ``write`` each under a lock and flushed at once, so 
 never interleave or lose a line and a crash loses nothing already logged.  Raw bytes that are not
 UTF-8 appear as ``\\udcXX`` escapes (Python's ``surrogateescape``), exactly as the edits count them.
 
-Caps, so that one hostile request can neither write megabytes nor stall the proxy: a record holds
-the first `MAX_EDITS` (100) edits, and ``"edits_truncated": <number dropped>`` when there were
-more; a string longer than `MAX_TEXT` (8192 characters) is cut to that length (after redaction,
-so a secret is never half-masked), and the record, edit or finding that held it gets
-``"truncated": true``.
-
 Faults while running never stop the proxy, and each is reported once:
 
 * A write that fails (ENOSPC, EFBIG, EIO, ...) loses that record, and never leaves part of it:
@@ -31,167 +25,16 @@ import errno
 import json
 import logging
 import os
-import re
 import threading
 import time
-import urllib.parse
-from collections.abc import Iterable
 from typing import Any
+
+from .record import MAX_TEXT, limit_edits, limit_text
+from .redact import Redactor
 
 logger = logging.getLogger(__name__)
 
-MASK = "***"
-MAX_EDITS = 100  # edits kept per record
-MAX_TEXT = 8192  # characters kept per string
-
-# Query parameters whose values are secrets (compared case-insensitively, after %-decoding).
-DEFAULT_REDACT: tuple[str, ...] = (
-    "password",
-    "passwd",
-    "pass",
-    "token",
-    "access_token",
-    "refresh_token",
-    "id_token",
-    "api_key",
-    "apikey",
-    "key",
-    "secret",
-    "client_secret",
-    "session",
-    "sid",
-    "sig",
-    "signature",
-    "auth",
-    "code",
-    "X-Amz-Signature",
-    "X-Amz-Credential",
-    "X-Amz-Security-Token",
-    "X-Goog-Signature",
-    "X-Goog-Credential",
-    "Key-Pair-Id",
-)
-
-# A query parameter: name up to "=", value up to the next separator.  Used on the logged text
-# only, to find values to mask; it never decides what is sent upstream.
-_PARAM = re.compile(r"(?:(?<=[?&;])|^)(?P<name>[^=&;#?]+)=(?P<value>[^&;#]*)")
-# RFC 3986 §3.2.1: "user:password@" — the password is masked whatever the redact list says.
-_USERINFO = re.compile(r"^(?P<head>[A-Za-z][A-Za-z0-9+.\-]*://[^/?#@:]*):(?P<pw>[^/?#@]*)@")
-
-
-class Redactor:
-    """Masks the values of ``names`` (any case) in logged targets and edits."""
-
-    __slots__ = ("names",)
-
-    def __init__(self, names: frozenset[str]) -> None:
-        self.names = names
-
-    def _may_hold_secret(self, text: str) -> bool:
-        """False when ``text`` certainly has nothing to mask (substring tests: the fast path)."""
-        if "@" in text:
-            return True  # userinfo
-        if "?" not in text:
-            return False
-        lowered = (urllib.parse.unquote(text) if "%" in text else text).lower()
-        return any(name in lowered for name in self.names)
-
-    @classmethod
-    def of(cls, names: Iterable[str]) -> Redactor:
-        return cls(frozenset(n.strip().lower() for n in names if n.strip()))
-
-    def _secret(self, name: str) -> bool:
-        return urllib.parse.unquote(name).lower() in self.names
-
-    def spans(self, text: str) -> list[tuple[int, int]]:
-        """Offsets of every secret in ``text``: masked parameter values and userinfo passwords."""
-        query_at = text.find("?")
-        found = []
-        if query_at >= 0:
-            for m in _PARAM.finditer(text, query_at + 1):
-                if self._secret(m.group("name")) and m.group("value"):
-                    found.append(m.span("value"))
-        userinfo = _USERINFO.match(text)
-        if userinfo:
-            found.append(userinfo.span("pw"))
-        return found
-
-    def text(self, text: str, *, is_query: bool = False) -> str:
-        """``text`` (a target, or a bare query when ``is_query``) with every secret masked."""
-        if is_query:
-            return self.text("?" + text)[1:]
-        spans = self.spans(text)
-        for start, end in sorted(spans, reverse=True):
-            text = text[:start] + MASK + text[end:]
-        return text
-
-    def record(self, record: dict[str, Any]) -> dict[str, Any]:
-        """An audit ``record`` with secrets masked in targets and edits (a copy if any)."""
-        before, after = record.get("before") or "", record.get("after")
-        if not self._may_hold_secret(before) and not (after and self._may_hold_secret(after)):
-            return record  # edits only ever show parts of before and after
-        secret_spans = self.spans(before)
-        out = dict(record)
-        out["before"] = self.text(before)
-        out["after"] = None if after is None else self.text(after)
-        edits = []
-        for edit in record.get("edits", ()):
-            edit = dict(edit)
-            component = edit.get("component")
-            if component == "userinfo":
-                edit["before"] = edit["after"] = MASK
-            elif component == "query":
-                overlaps = any(
-                    edit["start"] < end and start < edit["end"] for start, end in secret_spans
-                )
-                if overlaps and "=" not in edit["before"]:
-                    # A character edit inside a secret value: the characters are the secret.
-                    edit["before"] = edit["after"] = MASK
-                else:
-                    # A structural edit shows the whole query: mask it like a target.
-                    edit["before"] = self.text(edit["before"], is_query=True)
-                    edit["after"] = self.text(edit["after"], is_query=True)
-            edits.append(edit)
-        out["edits"] = edits
-        return out
-
-
 _ENCODER = json.JSONEncoder(separators=(",", ":"))  # ensure_ascii: the file is plain ASCII
-
-
-def limit_edits(record: dict[str, Any]) -> dict[str, Any]:
-    """``record`` with at most `MAX_EDITS` edits, counting the others in ``edits_truncated``."""
-    edits = record.get("edits")
-    if not isinstance(edits, list) or len(edits) <= MAX_EDITS:
-        return record
-    out = dict(record)
-    out["edits"] = edits[:MAX_EDITS]
-    out["edits_truncated"] = int(record.get("edits_truncated") or 0) + len(edits) - MAX_EDITS
-    return out
-
-
-def _cut(obj: dict[str, Any]) -> dict[str, Any]:
-    long = [k for k, v in obj.items() if isinstance(v, str) and len(v) > MAX_TEXT]
-    if not long:
-        return obj
-    out = dict(obj)
-    for k in long:
-        out[k] = out[k][:MAX_TEXT]
-    out["truncated"] = True
-    return out
-
-
-def limit_text(record: dict[str, Any]) -> dict[str, Any]:
-    """``record`` with every string cut to `MAX_TEXT`, each object cut marked ``truncated``."""
-    out = _cut(record)
-    for key in ("edits", "findings"):
-        items = out.get(key)
-        if isinstance(items, list):
-            cut = [_cut(x) if isinstance(x, dict) else x for x in items]
-            if any(a is not b for a, b in zip(cut, items, strict=True)):
-                out = out if out is not record else dict(record)
-                out[key] = cut
-    return out
 
 
 _Note = tuple[int, str, tuple[Any, ...]]  # a line to log once the lock is released

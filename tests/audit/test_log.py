@@ -12,20 +12,14 @@ from typing import Any
 
 import pytest
 from mitmproxy.test import taddons, tflow, tutils
-from urlsan.addon import UrlSanitizer, auditlog
-from urlsan.addon.auditlog import (
-    DEFAULT_REDACT,
-    MASK,
-    MAX_EDITS,
-    MAX_TEXT,
-    AuditLog,
-    Redactor,
-    limit_edits,
-    limit_text,
-)
+from urlsan.addon import UrlSanitizer
+from urlsan.audit import log as auditlog
+from urlsan.audit.log import AuditLog
+from urlsan.audit.record import MAX_EDITS, MAX_TEXT, limit_edits, limit_text
+from urlsan.audit.redact import DEFAULT_REDACT, MASK, Redactor
 
 REDACT = Redactor.of(DEFAULT_REDACT)
-LOGGER = "urlsan.addon.auditlog"
+LOGGER = "urlsan.audit.log"
 RECORD: dict[str, Any] = {"before": "/a/./b", "after": "/a/b", "edits": []}
 
 

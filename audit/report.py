@@ -17,13 +17,10 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import IO, Any
 
-from urlsan.core.batch import open_input
+from .record import CHANGING
 
-ACTIONS = ("rewritten", "audited", "rejected", "redirected", "skipped-signed", "unchanged")
-# Actions that mean "the canonical form differs": done (rewritten, redirected) or only recorded.
-CHANGING = frozenset({"rewritten", "audited", "redirected"})
 _MALFORMED_SAMPLES = 5
 # Time buckets for the timeline, the smallest that gives at most _MAX_COLUMNS columns.
 _BUCKETS = (60, 300, 900, 3600, 6 * 3600, 86400, 7 * 86400, 30 * 86400)
@@ -71,32 +68,25 @@ class Summary:
     first: datetime | None = None
     last: datetime | None = None
 
-    def read(self, path: str) -> None:
-        """Add every record of the log at ``path`` (``-``: standard input; gzip is detected)."""
-        self.sources.append(path)
-        stream = open_input(path)
-        try:
-            number = 0
-            for raw in stream:
-                number += 1
-                self.lines += 1
-                line = raw.strip()
-                if not line:
-                    continue
-                try:
-                    record = json.loads(line)
-                    if not isinstance(record, dict):
-                        raise ValueError("not an object")
-                except ValueError:
-                    if not raw.endswith(b"\n"):  # only the last line can lack its newline
-                        self.incomplete += 1  # the writer is in the middle of this record
-                    else:
-                        self._malformed(f"{path}:{number}")
-                    continue
-                self.add(record)
-        finally:
-            if path != "-":
-                stream.close()
+    def read(self, stream: IO[bytes], name: str) -> None:
+        """Add every record of the log ``stream`` (binary), called ``name`` in messages."""
+        self.sources.append(name)
+        for number, raw in enumerate(stream, 1):
+            self.lines += 1
+            line = raw.strip()
+            if not line:
+                continue
+            try:
+                record = json.loads(line)
+                if not isinstance(record, dict):
+                    raise ValueError("not an object")
+            except ValueError:
+                if not raw.endswith(b"\n"):  # only the last line can lack its newline
+                    self.incomplete += 1  # the writer is in the middle of this record
+                else:
+                    self._malformed(f"{name}:{number}")
+                continue
+            self.add(record)
 
     def _malformed(self, where: str) -> None:
         self.malformed += 1

@@ -6,7 +6,7 @@ import builtins
 from typing import Any
 
 import pytest
-from urlsan.addon import cli
+from urlsan.cli import proxy as cli
 
 
 @pytest.mark.parametrize(

@@ -23,7 +23,7 @@ from enum import Enum
 from hashlib import blake2b
 from typing import IO, Any, NamedTuple, cast
 
-from urlsan.core import InvalidTarget, Policy, canonicalize
+from ..core import InvalidTarget, Policy, canonicalize
 
 # Longer lines are bad lines.  Servers refuse far less (nginx 8 KiB, Apache 8 KiB, IIS 16 KiB);
 # browsers send up to 2 MB.  64 KiB keeps every real URL and bounds the memory one line may take.

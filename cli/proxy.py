@@ -46,7 +46,7 @@ def proxy_main(argv: list[str]) -> int:
     except ImportError:
         print(MISSING_MITMPROXY, file=sys.stderr)
         return 2
-    from urlsan.addon.sanitizer import UrlSanitizer
+    from ..addon.sanitizer import UrlSanitizer
 
     class UrlsanDumpMaster(dump.DumpMaster):  # type: ignore[misc]
         # Added before the command line is parsed, so that --set urlsan_* works and a bad value

@@ -1,0 +1,94 @@
+"""The `urlsan` command: ``canon`` (batch canonicalization), ``report`` (audit-log summaries),
+``rules`` (the rule table) and ``proxy`` (the mitmproxy addon; imported only when asked for).
+
+Exit statuses (docs/cli.md):
+  0  done, nothing to report
+  1  ``canon --check``: some input is not canonical (or a duplicate, with ``--dedupe``)
+  2  usage: unknown option, profile or rule; an input or output that cannot be opened
+  3  bad lines (empty, not UTF-8, too long, refused by the policy): reported on stderr, then
+     passed through or skipped as ``--on-error`` says; the run went on to the end
+  130 interrupted; 141 the reader of standard output went away (``| head``)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from . import canon, report, rules
+from .status import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_USAGE, UsageError
+
+PROXY_NEEDS = "urlsan proxy needs mitmproxy: pip install 'urlsan[proxy]'"
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("urlsan")
+    except Exception:
+        return "unknown"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="urlsan",
+        description="RFC 3986 URL canonicalization: batch, audit-log reports, and a proxy.",
+        epilog="Exit statuses: 0 ok, 1 --check found offenders, 2 usage, 3 bad lines. "
+        "See docs/cli.md.",
+    )
+    parser.add_argument("--version", action="version", version=f"urlsan {_version()}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    canon.add_parser(sub)
+    report.add_parser(sub)
+    rules.add_parser(sub)
+    sub.add_parser(
+        "proxy",
+        help="run the sanitizing proxy (mitmdump with the urlsan addon; needs urlsan[proxy])",
+        add_help=False,
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list and args_list[0] == "proxy":
+        return proxy(args_list[1:])
+    parser = build_parser()
+    try:
+        args = parser.parse_args(args_list)
+    except SystemExit as e:  # argparse: --help and --version exit 0, mistakes exit 2
+        return int(e.code or 0)
+    try:
+        return int(args.func(args))
+    except UsageError as e:
+        print(f"urlsan {args.command}: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print(file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (`urlsan canon big.txt | head`): no traceback, and no second
+        # error when Python flushes stdout at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+
+
+def proxy(argv: list[str]) -> int:
+    """``urlsan proxy ARGS``: the addon's own command line, imported only now."""
+    try:
+        from .proxy import proxy_main
+    except ImportError as e:
+        if (e.name or "").split(".")[0] == "mitmproxy":
+            print(PROXY_NEEDS, file=sys.stderr)
+        else:
+            print(f"urlsan proxy is not available: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    return int(proxy_main(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

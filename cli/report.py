@@ -1,0 +1,67 @@
+"""`urlsan report`: summarize audit logs as a terminal table, JSON, or one HTML page."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from ..audit import report
+from .batch import open_input
+from .canon import _positive
+from .status import EXIT_OK, UsageError
+
+
+def add_parser(sub: Any) -> None:
+    report = sub.add_parser(
+        "report",
+        help="summarize an audit log written by the proxy",
+        description="Summarize audit logs (JSON Lines; gzip is detected) in one pass: counts "
+        "per action, rule, host and client, top findings, time range.",
+    )
+    report.add_argument("logs", nargs="+", metavar="AUDIT.jsonl", help="audit log(s); '-': stdin")
+    fmt = report.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="the summary as one JSON document")
+    fmt.add_argument("--html", action="store_true", help="one self-contained HTML page with charts")
+    report.add_argument(
+        "-o", "--output", metavar="FILE", default="-", help="write to FILE (default: stdout)"
+    )
+    report.add_argument(
+        "--top",
+        type=_positive,
+        default=10,
+        metavar="N",
+        help="rows in the host, client and finding tables (default: 10)",
+    )
+    report.set_defaults(func=cmd_report)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    summary = report.Summary(top=args.top)
+    for path in args.logs:
+        try:
+            stream = open_input(path)
+            try:
+                summary.read(stream, path)
+            finally:
+                if stream is not sys.stdin.buffer:
+                    stream.close()
+        except OSError as e:
+            raise UsageError(f"cannot read {path}: {e.strerror or e}") from None
+    if args.json:
+        text = json.dumps(summary.as_dict(), indent=2, ensure_ascii=False) + "\n"
+    elif args.html:
+        text = report.render_html(summary)
+    else:
+        text = report.render_text(summary)
+    if args.output == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        try:
+            with open(args.output, "w", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as e:
+            raise UsageError(f"cannot write {args.output}: {e.strerror or e}") from None
+    return EXIT_OK

@@ -1,0 +1,45 @@
+"""`urlsan rules`: the rule table, with each rule's RFC section and the profiles it is on in."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from ..core import RULES, Policy
+from ..core.policy import PROFILES
+from .status import EXIT_OK
+
+
+def add_parser(sub: Any) -> None:
+    rules = sub.add_parser("rules", help="list the rules, their RFC sections and profiles")
+    rules.add_argument("--json", action="store_true", help="as JSON")
+    rules.set_defaults(func=cmd_rules)
+
+
+def cmd_rules(args: argparse.Namespace) -> int:
+    profiles: dict[str, frozenset[str]] = {p: Policy.profile(p).rules for p in PROFILES}
+    rows: list[dict[str, Any]] = [
+        {
+            "name": rule.name,
+            "section": rule.section,
+            "lossy": rule.lossy,
+            "profiles": [p for p in PROFILES if rule.name in profiles[p]],
+            "summary": rule.summary,
+        }
+        for rule in RULES
+    ]
+    if args.json:
+        sys.stdout.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
+        return EXIT_OK
+    width = max(len(r.name) for r in RULES)
+    head = f"{'rule':<{width}}  lossy  {' '.join(f'{p:<7}' for p in PROFILES)}  section"
+    print(head)
+    for row in rows:
+        marks = " ".join(f"{'on' if p in row['profiles'] else '-':<7}" for p in PROFILES)
+        print(
+            f"{row['name']:<{width}}  {'yes' if row['lossy'] else 'no':<5}  {marks}  "
+            f"{row['section']}"
+        )
+    return EXIT_OK

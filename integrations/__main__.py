@@ -1,0 +1,7 @@
+"""``python -m urlsan``: the `urlsan` command."""
+
+import sys
+
+from urlsan.cli import main
+
+sys.exit(main())
