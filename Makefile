@@ -11,10 +11,8 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 
-# Strict editable mode: mypy cannot follow setuptools' default editable finder
-# through the package-dir mapping (core/ -> urlsan.core, addon/ -> urlsan.addon).
 $(STAMP): $(PY) pyproject.toml setup.py core/_speedups.c
-	$(PY) -m pip install -q -e '.[$(EXTRAS)]' --config-settings editable_mode=strict
+	$(PY) -m pip install -q -e '.[$(EXTRAS)]'
 	@touch $(STAMP)
 
 install: $(STAMP)
@@ -24,7 +22,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check .
 
 typecheck: $(STAMP)
-	$(VENV)/bin/mypy -p urlsan
+	$(PY) tools/typecheck.py
 
 pytest: $(STAMP)
 	$(PY) -m pytest $(PYTEST_ARGS)
