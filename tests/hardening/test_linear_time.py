@@ -24,7 +24,7 @@ from urlsan.core.canonical import canonicalize_python
 from hardening import support
 from hardening.fuzzing import POLICIES
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
 from fuzz import FAMILIES
 
 SMALL, LARGE = 400, 3200
