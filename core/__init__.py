@@ -5,7 +5,7 @@
 'http://example.com/~user/b%2Fc?q=A%20b'
 """
 
-from .canonical import canonicalize
+from .canonical import canonicalize, canonicalize_authority
 from .policy import RULES, Policy, Rule
 from .result import Edit, Finding, InvalidTarget, Result
 
@@ -18,4 +18,5 @@ __all__ = [
     "Result",
     "Rule",
     "canonicalize",
+    "canonicalize_authority",
 ]

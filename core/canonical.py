@@ -1,33 +1,129 @@
-"""`canonicalize`: split first, then run each component's rules in the documented order.
+"""`canonicalize`: split first, then walk the rule pipeline component by component.
 
-The order (README, Rules, lists each rule with its RFC section):
-  scheme     lowercase-scheme
-  userinfo   character rules
-  host       idna-host, lowercase-host, character rules, strip-host-dot, numeric-host
-  port       drop-empty-port, strip-port-zeros, drop-default-port
-  path       backslash-as-slash, character rules (+ decode/reject-escaped-slash), merge-slashes,
-             remove-dot-segments, empty-path, dot-prefix
-  query      character rules, drop-params, sort-query, drop-empty-query (query_rules)
-  fragment   strip-fragment, character rules
-Character rules, in one pass: decode-unreserved, uppercase-escape, encode-stray-percent,
-encode-unsafe, encode-non-ascii.  Each escape is decoded at most once, so "%2541" stays "%2541".
+The order is `pipeline.PIPELINE`'s (README, Rules): this module maps each of its steps to the
+small function below that carries it out, and runs the steps of the rules a policy has on.
+`canonicalize` first asks the accelerated path (`accel.py`: the compiled twin, or a target
+already canonical); `canonicalize_python` is the reference both are held to.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
+from typing import Any
 
-from . import compiled, rules
+from . import accel, query, rules
 from . import findings as detect
-from .policy import DEFAULT_POLICY, DEFAULT_PORTS, Policy
+from .pipeline import CHARACTERS, PIPELINE, Step
+from .policy import DEFAULT_POLICY, DEFAULT_PORTS, PROFILES, Policy
 from .result import InvalidTarget, Result
-from .split import FORMS, Parts, split
+from .split import FORMS, Parts, split, split_authority
 
 _COMPONENTS = ("userinfo", "host", "path", "query", "fragment")
 
-compiled.setup(DEFAULT_PORTS)
-_twin = compiled.twin
+
+def canonicalize(
+    target: str | bytes, policy: Policy | str = DEFAULT_POLICY, *, form: str = "auto"
+) -> Result:
+    """The canonical form of a URI-reference or request-target, with every rewrite recorded.
+
+    ``policy`` is a `Policy` or a profile's name (``"crawler"``).  ``form`` names the
+    request-target form when the caller knows it (a proxy does): ``origin`` reads "//a" as a
+    path, ``authority`` reads "h:443" as host and port.  ``auto`` tells the forms apart by their
+    shape.  Never raises for a non-strict policy; a strict one raises `InvalidTarget` where it
+    would have to repair, and so does the opt-in ``reject-escaped-slash`` for an escaped or raw
+    backslash or slash in the path.  A target that is neither text nor bytes is a `TypeError`.
+    """
+    if type(target) is not str:
+        target = _text(target)
+    if type(policy) is not Policy:
+        policy = _policy(policy)
+    return accel.fast(target, policy, form, _after_twin) or _reference(target, policy, form)
+
+
+def canonicalize_python(
+    target: str | bytes, policy: Policy | str = DEFAULT_POLICY, *, form: str = "auto"
+) -> Result:
+    """`canonicalize` without the accelerated path: the reference it must match."""
+    return _reference(_text(target), _policy(policy), form)
+
+
+def canonicalize_authority(
+    authority: str | bytes, policy: Policy | str = DEFAULT_POLICY, *, scheme: str | None = None
+) -> Result:
+    """The canonical form of an authority alone: a Host header, an HTTP/2 ``:authority`` or a
+    CONNECT target (``[userinfo@]host[:port]``, RFC 9110 §7.2, RFC 3986 §3.2).
+
+    Offsets in the `Result` point into ``authority``.  With a ``scheme`` its default port is
+    dropped (``example.com:80`` for http); an empty port (``host:``) always is.  All of the text
+    is the authority: a "/", "?" or "#" in it is escaped in the host, never split off.
+    """
+    text = _text(authority)
+    userinfo, host, port = split_authority(text, 0)
+    absent = (None, 0)
+    parts = Parts("authority-only", (scheme, 0), userinfo, host, port, absent, absent, absent)
+    return _Canonicalizer(_policy(policy), text).run(parts)
+
+
+def _text(target: object) -> str:
+    if isinstance(target, str):
+        return target
+    if isinstance(target, bytes | bytearray | memoryview):
+        return bytes(target).decode("utf-8", "surrogateescape")
+    raise TypeError(f"a target is str or bytes, not {type(target).__name__}")
+
+
+def _policy(policy: object) -> Policy:
+    if isinstance(policy, Policy):
+        return policy
+    if isinstance(policy, str):
+        if policy not in PROFILES:
+            raise ValueError(f"unknown profile {policy!r}; choose one of {', '.join(PROFILES)}")
+        return _profile(policy)
+    raise TypeError(f"policy is a Policy or a profile name, not {type(policy).__name__}")
+
+
+@lru_cache(maxsize=8)
+def _profile(name: str) -> Policy:
+    return Policy.profile(name)
+
+
+def _reference(target: str, policy: Policy, form: str) -> Result:
+    if form not in FORMS:
+        raise ValueError(f"unknown form {form!r}; choose one of {', '.join(FORMS)}")
+    return _Canonicalizer(policy, target).run(split(target, form))
+
+
+def _after_twin(result: Result, policy: Policy) -> Result | None:
+    """The query's parameter steps on a Result of the compiled twin, which leaves them out;
+    None when the reference must run instead (path parameters to drop: they go before dot
+    removal, so that "..;jsessionid=1" is the ".." Tomcat reads it as).
+
+    The twin handles targets whose first "?" before any "#" starts the query, in the input and
+    in the output alike (a raw "?" in the path is escaped, and the authority has none).
+    """
+    url, target = result.url, result.input
+    host = query.host_of(url)
+    if ";" in target and policy.param_tests(host).path is not None:
+        return None
+    qmark, hash_ = url.find("?"), url.find("#")
+    if qmark < 0 or 0 <= hash_ < qmark:
+        return result
+    end = hash_ if hash_ >= 0 else len(url)
+    start = target.index("?") + 1
+    part = _Part(target[start:].partition("#")[0], start)
+    part.host = host
+    c = _Canonicalizer(policy, target)
+    text: str | None = url[qmark + 1 : end]
+    for handler in c.steps["query"][1:]:  # after the characters step, which the twin ran
+        text = handler(c, text, part)  # type: ignore[arg-type]
+        if text is None:
+            break
+    if not c.edits.starts:  # each step records an edit exactly when it changes the query
+        return result
+    url = url[:qmark] + ("" if text is None else "?" + text) + url[end:]
+    return Result(target, url, query.merged(result.edits, c.edits.freeze()), result.findings)
 
 
 @lru_cache(maxsize=16)
@@ -47,99 +143,29 @@ def _scanners(
     }
 
 
-def canonicalize(
-    target: str | bytes, policy: Policy = DEFAULT_POLICY, *, form: str = "auto"
-) -> Result:
-    """The canonical form of a URI-reference or request-target, with every rewrite recorded.
+class _Part:
+    """One component on its way through its steps: the text now, and what the steps ask."""
 
-    ``form`` names the request-target form when the caller knows it (a proxy does): ``origin``
-    reads "//a" as a path, ``authority`` reads "h:443" as host and port.  ``auto`` tells the forms
-    apart by their shape.  Never raises for a non-strict policy; a strict one raises
-    `InvalidTarget` where it would have to repair, and so does the opt-in
-    ``reject-escaped-slash`` for an escaped or raw backslash or slash in the path.
-    """
-    if not isinstance(target, str):
-        target = bytes(target).decode("utf-8", "surrogateescape")
-    if _twin is not None and policy.compiled >= 0:
-        result = _twin(target, policy.compiled, form)
-        if result is not None:
-            return _twin_query_rules(result, policy) if policy.query_rules else result
-    if "/." not in target:
-        if (form == "auto" or form == "absolute") and policy.fast_absolute(target):
-            return Result(target, target)
-        if (form == "auto" or form == "origin") and policy.fast_origin(target):
-            return Result(target, target)
-    return canonicalize_python(target, policy, form=form)
+    __slots__ = ("dots", "form", "has_authority", "host", "raw", "relative", "scheme", "start")
+
+    def __init__(self, raw: str, start: int) -> None:
+        self.raw = raw  # as it was in the input, at ``start``
+        self.start = start
+        self.form = "auto"
+        self.scheme: str | None = None
+        self.host: str | None = None
+        self.has_authority = False
+        self.relative = False
+        self.dots = False  # remove-dot-segments rewrote the path
 
 
-def canonicalize_python(
-    target: str | bytes, policy: Policy = DEFAULT_POLICY, *, form: str = "auto"
-) -> Result:
-    """`canonicalize` without the fast path and the compiled twin: the reference they must match."""
-    if not isinstance(target, str):
-        target = bytes(target).decode("utf-8", "surrogateescape")
-    if form not in FORMS:
-        raise ValueError(f"unknown form {form!r}; choose one of {', '.join(FORMS)}")
-    return _Canonicalizer(policy, target).run(split(target, form))
-
-
-def query_rules(policy: Policy, edits: rules.Edits, text: str, start: int, raw: str) -> str | None:
-    """drop-params, sort-query, drop-empty-query on a query the character rules have run on.
-
-    ``raw`` is the query as it was in the input, at ``start``.  None: no query is left.
-    """
-    on = policy.rules.__contains__
-    if on("drop-params") and text:
-        drops = policy.drops_param
-        kept = "&".join(p for p in text.split("&") if not drops(rules.query_name(p)))
-        if kept != text:
-            edits.add("drop-params", "query", start, start + len(raw), text, kept)
-            if not kept:
-                return None  # nothing of the query is left, not even an empty one
-            text = kept
-    if on("sort-query") and "&" in text:
-        ordered = "&".join(sorted(text.split("&"), key=rules.query_name))
-        if ordered != text:
-            edits.add("sort-query", "query", start, start + len(raw), text, ordered)
-            text = ordered
-    if on("drop-empty-query") and text == "":
-        edits.add("drop-empty-query", "query", start - 1, start, "?", "")
-        return None
-    return text
-
-
-def _twin_query_rules(result: Result, policy: Policy) -> Result:
-    """The query rules on a Result of the twin, which ran only the character rules there.
-
-    The twin handles targets whose first "?" before any "#" starts the query, in the input and
-    in the output alike (a raw "?" in the path is escaped, and the authority has none).
-    """
-    url = result.url
-    qmark, hash_ = url.find("?"), url.find("#")
-    if qmark < 0 or 0 <= hash_ < qmark:
-        return result
-    target = result.input
-    start = target.index("?") + 1
-    raw = target[start:].partition("#")[0]
-    end = hash_ if hash_ >= 0 else len(url)
-    text = url[qmark + 1 : end]
-    edits = rules.Edits(False)
-    query = query_rules(policy, edits, text, start, raw)
-    if query == text:  # each query rule records an edit exactly when it changes the query
-        return result
-    url = url[:qmark] + ("" if query is None else "?" + query) + url[end:]
-    # In the driver's order: the query's edits come before the fragment's.
-    old = result.edits
-    n = len(old)
-    while n and old[n - 1].component == "fragment":
-        n -= 1
-    return Result(target, url, old[:n] + edits.freeze() + old[n:], result.findings)
+_Handler = Callable[["_Canonicalizer", str, _Part], "str | None"]
 
 
 class _Canonicalizer:
-    """One canonicalization: the policy's switches, and the edits and findings recorded."""
+    """One canonicalization: the policy's steps, and the edits and findings recorded."""
 
-    __slots__ = ("edits", "findings", "on", "policy", "scan", "target")
+    __slots__ = ("edits", "findings", "on", "policy", "scan", "steps", "target")
 
     def __init__(self, policy: Policy, target: str) -> None:
         self.policy = policy
@@ -160,88 +186,76 @@ class _Canonicalizer:
             on("decode-unreserved"),
             on("uppercase-escape"),
         )
+        self.steps = _steps(policy.rules)
+
+    def walk(self, component: str, text: str, part: _Part) -> str | None:
+        """Run ``component``'s steps in pipeline order; None: the component is dropped."""
+        out: str | None = text
+        for handler in self.steps[component]:
+            out = handler(self, out, part)  # type: ignore[arg-type]
+            if out is None:
+                return None
+        return out
 
     def chars(self, component: str, text: str, start: int) -> str:
         return self.scan[component].scan(text, start, self.edits)
 
-    def structural(
-        self, rule: str, component: str, start: int, raw: str, before: str, after: str
-    ) -> None:
-        """Record a rule that rewrote a whole component (raw: its text in the input)."""
-        self.edits.add(rule, component, start, start + len(raw), before, after)
+    def structural(self, rule: str, component: str, part: _Part, before: str, after: str) -> None:
+        """Record a rule that rewrote a whole component."""
+        self.edits.add(rule, component, part.start, part.start + len(part.raw), before, after)
 
     def run(self, parts: Parts) -> Result:
         if parts.form == "asterisk":
             return Result(self.target, self.target)
-        scheme = self.scheme(*parts.scheme)
-        out: list[str] = [scheme, ":"] if scheme is not None else []
+        authority_only = parts.form == "authority-only"
+        scheme = parts.scheme[0] if authority_only else self.scheme(*parts.scheme)
+        out: list[str] = [scheme, ":"] if scheme is not None and not authority_only else []
         has_authority = parts.host[0] is not None
+        host = None
         if has_authority:
             userinfo = self.userinfo(*parts.userinfo)
             host = self.host(*parts.host)
             port = self.port(*parts.port, scheme, parts.form)
-            if parts.form != "authority":
+            if parts.form not in ("authority", "authority-only"):
                 out.append("//")
             if userinfo is not None:
                 out += (userinfo, "@")
             out.append(host)
             if port is not None:
                 out += (":", port)
-        out.append(self.path(*parts.path, parts.form, scheme, has_authority))
-        query = self.query(*parts.query)
-        if query is not None:
-            out += ("?", query)
-        fragment = self.fragment(*parts.fragment)
-        if fragment is not None:
-            out += ("#", fragment)
+        if not authority_only:
+            out.append(self.path(*parts.path, parts.form, scheme, host, has_authority))
+            query_ = self.query(*parts.query, host)
+            if query_ is not None:
+                out += ("?", query_)
+            fragment = self.fragment(*parts.fragment)
+            if fragment is not None:
+                out += ("#", fragment)
         url = "".join(out)
         return Result(self.target, url, self.edits.freeze(), self.findings.freeze())
 
     # --- components, in output order
 
     def scheme(self, text: str | None, start: int) -> str | None:
-        if text is None or not self.on("lowercase-scheme"):
-            return text
-        return rules.lowercase_scheme(text, start, self.edits)
+        if text is None:
+            return None
+        return self.walk("scheme", text, _Part(text, start))
 
     def userinfo(self, text: str | None, start: int) -> str | None:
         if text is None:
             return None
         detect.userinfo(text, start, self.findings)
         detect.escapes(text, "userinfo", start, self.findings)
-        return self.chars("userinfo", text, start)
+        return self.walk("userinfo", text, _Part(text, start))
 
     def host(self, text: str | None, start: int) -> str:
-        raw = text = text or ""
-        on = self.on
+        text = text or ""
         literal = rules.ip_literal(text) if text[:1] == "[" else None
         if literal is not None:
             return self.ip_literal(literal, start)
-        if not text.isascii():
-            a_label = rules.idna_host(text) if on("idna-host") else None
-            if a_label is not None:
-                self.edits.repair("idna-host", "host", start, "non-ASCII host")
-                self.structural("idna-host", "host", start, raw, text, a_label)
-                text = a_label
-            elif on("idna-host"):
-                self.findings.add("invalid-idn", "host", start, text)
-        # lowercase-host before the character rules, so that its edits are the input's own
-        # characters; the host's scanner then decodes "%41" straight to "a".
-        if on("lowercase-host"):
-            text = rules.lowercase_host(text, start, self.edits)
-        text = self.chars("host", text, start)
-        if on("strip-host-dot") and text[-1:] == "." and text.rstrip("."):
-            # Every trailing dot ("h.." too), or the result would strip again: idempotence.
-            self.structural("strip-host-dot", "host", start, raw, text, text.rstrip("."))
-            text = text.rstrip(".")
-        if rules.ends_in_number(text):
-            dotted = rules.parse_ipv4(text)
-            if dotted is not None and dotted != text:
-                self.findings.add("numeric-host", "host", start, text)
-                if on("numeric-host"):
-                    self.structural("numeric-host", "host", start, raw, text, dotted)
-                    text = dotted
-        return text
+        if "[" in text or ":" in text:
+            detect.host(text, start, self.findings)
+        return self.walk("host", text, _Part(text, start)) or ""
 
     def ip_literal(self, literal: re.Match[str], start: int) -> str:
         """An IP-literal host: the address is case-insensitive (§6.2.2.1), but a zone ID names
@@ -273,129 +287,280 @@ class _Canonicalizer:
     def port(self, port: str | None, start: int, scheme: str | None, form: str) -> str | None:
         if port is None:
             return None
-        raw = port
-        if port == "":
-            if not self.on("drop-empty-port") or form == "authority":
-                return port
-            self.edits.add("drop-empty-port", "port", start - 1, start, ":", "")
-            return None
-        if self.on("strip-port-zeros") and len(port) > 1 and port[0] == "0":
-            stripped = port.lstrip("0") or "0"
-            self.structural("strip-port-zeros", "port", start, raw, port, stripped)
-            port = stripped
-        if (
-            self.on("drop-default-port")
-            and form != "authority"
-            and scheme is not None
-            and DEFAULT_PORTS.get(scheme) == port
-        ):
-            self.edits.add("drop-default-port", "port", start - 1, start + len(raw), ":" + port, "")
-            return None
-        return port
+        part = _Part(port, start)
+        part.scheme, part.form = scheme, form
+        return self.walk("port", port, part)
 
     def path(
-        self, text: str | None, start: int, form: str, scheme: str | None, has_authority: bool
+        self,
+        text: str | None,
+        start: int,
+        form: str,
+        scheme: str | None,
+        host: str | None,
+        has_authority: bool,
     ) -> str:
-        raw = text = text or ""
-        on = self.on
-        edits = self.edits
-        relative = form != "origin" and scheme is None and not has_authority and text[:1] != "/"
-        detect.path(text, start, not relative, self.findings)
+        text = text or ""
+        part = _Part(text, start)
+        part.form, part.scheme, part.host, part.has_authority = form, scheme, host, has_authority
+        part.relative = form != "origin" and scheme is None and not has_authority
+        part.relative = part.relative and text[:1] != "/"
+        detect.path(text, start, not part.relative, self.findings)
         detect.escapes(text, "path", start, self.findings)
-        if relative and ":" in text.partition("/")[0]:
+        if part.relative and ":" in text.partition("/")[0]:
             # §4.2: "a:b" is no relative-path reference (it reads as a scheme), even when dot
             # removal would drop the segment; a strict policy says so.
-            edits.repair("dot-prefix", "path", start, "first segment of a relative path has ':'")
-        if on("backslash-as-slash") and "\\" in text:
-            for m in re.finditer(r"\\+", text):
-                edits.add(
-                    "backslash-as-slash",
-                    "path",
-                    start + m.start(),
-                    start + m.end(),
-                    m.group(),
-                    "/" * len(m.group()),
-                )
-            text = text.replace("\\", "/")
-        elif on("reject-escaped-slash") and "\\" in text:
-            # A raw "\\" would be escaped to the "%5C" this rule refuses, so that the output
-            # fails its own policy; WHATWG parsers and IIS read it as "/": refuse it too.
-            raise InvalidTarget(
-                "reject-escaped-slash", "path", start + text.index("\\"), "backslash in the path"
+            self.edits.repair(
+                "dot-prefix", "path", start, "first segment of a relative path has ':'"
             )
-        text = self.chars("path", text, start)
-        # A relative "\\a" or "%2Fa" that backslash-as-slash or decode-escaped-slash turned into
-        # "/a" is now an absolute path (as WHATWG reads "\\a"): no "./" guard to keep it relative.
-        relative = relative and text[:1] != "/"
-        if on("merge-slashes") and "//" in text:
-            merged = rules.merge_slashes(text)
-            self.structural("merge-slashes", "path", start, raw, text, merged)
-            text = merged
-        if on("empty-path") and form == "origin" and text[:1] != "/":
-            # RFC 9112 §3.2.1: origin-form is an absolute-path; "" is sent as "/".  Before the
-            # dot segments, so that "." is resolved as the "/." it is sent as.
-            self.structural("empty-path", "path", start, raw, text, "/" + text)
-            text = "/" + text
-        dots = False
-        if on("remove-dot-segments") and rules.has_dot_segments(text):
-            if relative:
-                resolved = rules.remove_dot_segments_relative(text)
-            elif text[:1] == "/":
-                resolved = rules.remove_dot_segments(text)[0]
-            else:
-                resolved = text  # a rootless path (mailto:, urn:) is not hierarchical: left as is
-            # "./a:b" and "/.//a" are already resolved: their dot segment is the guard below.
-            if (
-                resolved != text
-                and self._guard(resolved, relative, form, has_authority, True) + resolved != text
-            ):
-                self.structural("remove-dot-segments", "path", start, raw, text, resolved)
-                text = resolved
-                dots = True
-        if (
-            on("empty-path")
-            and text == ""
-            and has_authority
-            and form != "authority"
-            and (scheme is None or scheme in DEFAULT_PORTS)
-        ):
-            edits.add("empty-path", "path", start, start, "", "/")
-            text = "/"
-        guard = self._guard(text, relative, form, has_authority, dots)
-        if guard:
-            # Not a repair: an invalid input ("1a:b") was refused above; a guard that
-            # normalizing made necessary keeps a valid input valid.
-            edits.add("dot-prefix", "path", start, start, "", guard)
-            text = guard + text
-        return text
+        return self.walk("path", text, part) or ""
 
-    @staticmethod
-    def _guard(path: str, relative: bool, form: str, has_authority: bool, dots: bool) -> str:
-        """RFC 3986 §4.2 and §5.2.4: the dot segment a path needs so as not to read as another
-        kind of reference.  Origin-form "//a" is a path (RFC 9112 §3.2.1); only one that dot
-        removal produced gets the guard, so that the result also reads as a path in auto form.
-        ``dot-prefix`` is one of the rules that cannot be switched off (policy.REQUIRED_RULES)."""
-        if relative and (":" in path.partition("/")[0] or path[:1] == "/"):
-            return "./"  # "a:b" would read as a scheme, "/a" as an absolute path, "//a" authority
-        if not has_authority and path[:2] == "//" and (form != "origin" or dots):
-            return "/."  # "/.//a": "//a" would read as an authority
-        return ""
-
-    def query(self, text: str | None, start: int) -> str | None:
+    def query(self, text: str | None, start: int, host: str | None) -> str | None:
         if text is None:
             return None
-        raw = text
         detect.escapes(text, "query", start, self.findings)
-        text = self.chars("query", text, start)
-        return query_rules(self.policy, self.edits, text, start, raw)
+        part = _Part(text, start)
+        part.host = host
+        return self.walk("query", text, part)
 
     def fragment(self, text: str | None, start: int) -> str | None:
         if text is None:
             return None
-        if self.on("strip-fragment"):
-            self.edits.add(
-                "strip-fragment", "fragment", start - 1, start + len(text), "#" + text, ""
-            )
-            return None
-        detect.escapes(text, "fragment", start, self.findings)
-        return self.chars("fragment", text, start)
+        if not self.on("strip-fragment"):
+            detect.escapes(text, "fragment", start, self.findings)
+        return self.walk("fragment", text, _Part(text, start))
+
+
+# --- the steps: one function per (component, rule) of pipeline.PIPELINE
+
+
+def _lowercase_scheme(c: _Canonicalizer, text: str, p: _Part) -> str:
+    return rules.lowercase_scheme(text, p.start, c.edits)
+
+
+def _idna_host(c: _Canonicalizer, text: str, p: _Part) -> str:
+    if text.isascii():
+        return text
+    a_label = rules.idna_host(text)
+    if a_label is None:
+        c.findings.add("invalid-idn", "host", p.start, text)
+        return text
+    c.edits.repair("idna-host", "host", p.start, "non-ASCII host")
+    c.structural("idna-host", "host", p, text, a_label)
+    return a_label
+
+
+def _lowercase_host(c: _Canonicalizer, text: str, p: _Part) -> str:
+    return rules.lowercase_host(text, p.start, c.edits)
+
+
+def _strip_host_dot(c: _Canonicalizer, text: str, p: _Part) -> str:
+    if text[-1:] == "." and text.rstrip("."):
+        # Every trailing dot ("h.." too), or the result would strip again: idempotence.
+        c.structural("strip-host-dot", "host", p, text, text.rstrip("."))
+        return text.rstrip(".")
+    return text
+
+
+def _numeric_host(c: _Canonicalizer, text: str, p: _Part) -> str:
+    # A finding whether or not the rule is on: an auditor wants to see "0x7f.1" either way.
+    if rules.ends_in_number(text):
+        dotted = rules.parse_ipv4(text)
+        if dotted is not None and dotted != text:
+            c.findings.add("numeric-host", "host", p.start, text)
+            if c.on("numeric-host"):
+                c.structural("numeric-host", "host", p, text, dotted)
+                return dotted
+    return text
+
+
+def _drop_empty_port(c: _Canonicalizer, port: str, p: _Part) -> str | None:
+    if port != "" or p.form == "authority":
+        return port
+    c.edits.add("drop-empty-port", "port", p.start - 1, p.start, ":", "")
+    return None
+
+
+def _strip_port_zeros(c: _Canonicalizer, port: str, p: _Part) -> str:
+    if len(port) > 1 and port[0] == "0":
+        stripped = port.lstrip("0") or "0"
+        c.structural("strip-port-zeros", "port", p, port, stripped)
+        return stripped
+    return port
+
+
+def _drop_default_port(c: _Canonicalizer, port: str, p: _Part) -> str | None:
+    if p.form != "authority" and p.scheme is not None and DEFAULT_PORTS.get(p.scheme) == port:
+        c.edits.add("drop-default-port", "port", p.start - 1, p.start + len(p.raw), ":" + port, "")
+        return None
+    return port
+
+
+def _backslash_as_slash(c: _Canonicalizer, text: str, p: _Part) -> str:
+    if "\\" not in text:
+        return text
+    for m in re.finditer(r"\\+", text):
+        run = m.group()
+        c.edits.add(
+            "backslash-as-slash",
+            "path",
+            p.start + m.start(),
+            p.start + m.end(),
+            run,
+            "/" * len(run),
+        )
+    return text.replace("\\", "/")
+
+
+def _path_characters(c: _Canonicalizer, text: str, p: _Part) -> str:
+    if "\\" in text and c.on("reject-escaped-slash"):
+        # A raw "\\" would be escaped to the "%5C" this rule refuses, so that the output
+        # fails its own policy; WHATWG parsers and IIS read it as "/": refuse it too.
+        raise InvalidTarget(
+            "reject-escaped-slash", "path", p.start + text.index("\\"), "backslash in the path"
+        )
+    text = c.chars("path", text, p.start)
+    # A relative "\\a" or "%2Fa" that backslash-as-slash or decode-escaped-slash turned into
+    # "/a" is now an absolute path (as WHATWG reads "\\a"): no "./" guard to keep it relative.
+    p.relative = p.relative and text[:1] != "/"
+    return text
+
+
+def _path_params(c: _Canonicalizer, text: str, p: _Part) -> str:
+    drops = c.policy.param_tests(p.host).path
+    return text if drops is None else query.path_params(drops, c.edits, text, p.start, p.raw)
+
+
+def _merge_slashes(c: _Canonicalizer, text: str, p: _Part) -> str:
+    if "//" not in text:
+        return text
+    merged = rules.merge_slashes(text)
+    c.structural("merge-slashes", "path", p, text, merged)
+    return merged
+
+
+def _origin_slash(c: _Canonicalizer, text: str, p: _Part) -> str:
+    if p.form == "origin" and text[:1] != "/":
+        c.structural("empty-path", "path", p, text, "/" + text)
+        return "/" + text
+    return text
+
+
+def _remove_dot_segments(c: _Canonicalizer, text: str, p: _Part) -> str:
+    if not rules.has_dot_segments(text):
+        return text
+    if p.relative:
+        resolved = rules.remove_dot_segments_relative(text)
+    elif text[:1] == "/":
+        resolved = rules.remove_dot_segments(text)[0]
+    else:
+        return text  # a rootless path (mailto:, urn:) is not hierarchical: left as is
+    # "./a:b" and "/.//a" are already resolved: their dot segment is the guard below.
+    if resolved == text or _guard(resolved, p, True) + resolved == text:
+        return text
+    c.structural("remove-dot-segments", "path", p, text, resolved)
+    p.dots = True
+    return resolved
+
+
+def _empty_path(c: _Canonicalizer, text: str, p: _Part) -> str:
+    if (
+        text == ""
+        and p.has_authority
+        and p.form != "authority"
+        and (p.scheme is None or p.scheme in DEFAULT_PORTS)
+    ):
+        c.edits.add("empty-path", "path", p.start, p.start, "", "/")
+        return "/"
+    return text
+
+
+def _dot_prefix(c: _Canonicalizer, text: str, p: _Part) -> str:
+    guard = _guard(text, p, p.dots)
+    if guard:
+        # Not a repair: an invalid input ("1a:b") was refused above; a guard that
+        # normalizing made necessary keeps a valid input valid.
+        c.edits.add("dot-prefix", "path", p.start, p.start, "", guard)
+    return guard + text
+
+
+def _guard(path: str, p: _Part, dots: bool) -> str:
+    """RFC 3986 §4.2 and §5.2.4: the dot segment a path needs so as not to read as another
+    kind of reference.  Origin-form "//a" is a path (RFC 9112 §3.2.1); only one that dot
+    removal produced gets the guard, so that the result also reads as a path in auto form.
+    ``dot-prefix`` is one of the rules that cannot be switched off (policy.REQUIRED_RULES)."""
+    if p.relative and (":" in path.partition("/")[0] or path[:1] == "/"):
+        return "./"  # "a:b" would read as a scheme, "/a" as an absolute path, "//a" authority
+    if not p.has_authority and path[:2] == "//" and (p.form != "origin" or dots):
+        return "/."  # "/.//a": "//a" would read as an authority
+    return ""
+
+
+def _query_params(c: _Canonicalizer, text: str, p: _Part) -> str | None:
+    return query.drop(c.policy.param_tests(p.host).query, c.edits, text, p.start, p.raw)
+
+
+def _sort_query(c: _Canonicalizer, text: str, p: _Part) -> str:
+    return query.sort(c.edits, text, p.start, p.raw)
+
+
+def _drop_empty_query(c: _Canonicalizer, text: str, p: _Part) -> str | None:
+    return query.drop_empty(c.edits, text, p.start)
+
+
+def _strip_fragment(c: _Canonicalizer, text: str, p: _Part) -> None:
+    c.edits.add("strip-fragment", "fragment", p.start - 1, p.start + len(text), "#" + text, "")
+    return None
+
+
+def _chars_of(component: str) -> _Handler:
+    return lambda c, text, p: c.chars(component, text, p.start)
+
+
+_HANDLERS: dict[tuple[str, str, str], Any] = {
+    ("scheme", "lowercase-scheme", ""): _lowercase_scheme,
+    ("userinfo", CHARACTERS, ""): _chars_of("userinfo"),
+    ("host", "idna-host", ""): _idna_host,
+    ("host", "lowercase-host", ""): _lowercase_host,
+    ("host", CHARACTERS, ""): _chars_of("host"),
+    ("host", "strip-host-dot", ""): _strip_host_dot,
+    ("host", "numeric-host", ""): _numeric_host,
+    ("port", "drop-empty-port", ""): _drop_empty_port,
+    ("port", "strip-port-zeros", ""): _strip_port_zeros,
+    ("port", "drop-default-port", ""): _drop_default_port,
+    ("path", "backslash-as-slash", ""): _backslash_as_slash,
+    ("path", CHARACTERS, ""): _path_characters,
+    ("path", "drop-params", "path parameters"): _path_params,
+    ("path", "merge-slashes", ""): _merge_slashes,
+    ("path", "empty-path", "origin-form"): _origin_slash,
+    ("path", "remove-dot-segments", ""): _remove_dot_segments,
+    ("path", "empty-path", "with an authority"): _empty_path,
+    ("path", "dot-prefix", ""): _dot_prefix,
+    ("query", CHARACTERS, ""): _chars_of("query"),
+    ("query", "drop-params", "query parameters"): _query_params,
+    ("query", "sort-query", ""): _sort_query,
+    ("query", "drop-empty-query", ""): _drop_empty_query,
+    ("fragment", "strip-fragment", ""): _strip_fragment,
+    ("fragment", CHARACTERS, ""): _chars_of("fragment"),
+}
+
+# Steps that run whatever the policy: their findings are reported even with the rule off.
+_ALWAYS = frozenset({("host", "numeric-host", "")})
+
+
+def _runs(step: Step, on: frozenset[str]) -> bool:
+    key = (step.component, step.name, step.when)
+    return step.name == CHARACTERS or key in _ALWAYS or not on.isdisjoint(step.rules)
+
+
+@lru_cache(maxsize=64)
+def _steps(on: frozenset[str]) -> dict[str, tuple[_Handler, ...]]:
+    """The handlers of the steps a policy's rules switch on, per component, in pipeline order."""
+    steps: dict[str, list[_Handler]] = {}
+    for step in PIPELINE:
+        handler = _HANDLERS[step.component, step.name, step.when]
+        if _runs(step, on):
+            steps.setdefault(step.component, []).append(handler)
+    return {component: tuple(handlers) for component, handlers in steps.items()} | {
+        component: () for component in ("scheme", "port") if component not in steps
+    }

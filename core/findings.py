@@ -41,6 +41,8 @@ FINDING_NAMES: tuple[str, ...] = (
     "numeric-host",
     "userinfo",
     "invalid-idn",
+    "invalid-port",
+    "invalid-ip-literal",
 )
 
 
@@ -106,6 +108,17 @@ def path(text: str, start: int, absolute: bool, out: Findings) -> None:
         elif i > 0:
             depth += 1  # RFC 3986 §5.2.4 counts empty segments too
         offset += len(raw) + 1
+
+
+def host(text: str, start: int, out: Findings) -> None:
+    """A host that holds what should have split off: a ":" whose port is no number
+    ("a:-1"), or a "[" that opens no valid IP-literal ("[::1").  Both stay in the host, where
+    their characters are escaped: the authority splits where it did in the input."""
+    if text[:1] == "[":
+        out.add("invalid-ip-literal", "host", start, text)
+    elif ":" in text:
+        colon = text.rindex(":")
+        out.add("invalid-port", "host", start + colon, text[colon:])
 
 
 def userinfo(text: str, start: int, out: Findings) -> None:

@@ -1,98 +1,19 @@
-"""The rule table and the immutable `Policy` that selects rules by named profile.
+"""The immutable `Policy`: which rules run (by named profile) and which parameters they drop.
 
-The order of `RULES` is the order the rules run in, within each component (README, Rules).
+A pure value: nothing derived from it is stored on it.  What the accelerated path needs for a
+policy is derived and cached in `accel.py`; the rules and their order are `pipeline.py`'s.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from typing import NamedTuple
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 
-from . import compiled
-from .fastpath import fast_patterns
+from . import params
+from .pipeline import RULES, Rule
 
-
-class Rule(NamedTuple):
-    name: str
-    section: str  # the RFC section that licenses it
-    lossy: bool  # True: may change what the origin server sees
-    summary: str
-
-
-RULES: tuple[Rule, ...] = (
-    # Whole-target rules.
-    Rule(
-        "strip-fragment",
-        "RFC 3986 §3.5, RFC 9110 §7.1",
-        True,
-        "drop the fragment: it is never sent to a server",
-    ),
-    Rule("lowercase-scheme", "RFC 3986 §3.1, §6.2.2.1", False, "HTTP → http"),
-    # Authority.
-    Rule("idna-host", "RFC 3986 §3.2.2, UTS 46", False, "non-ASCII host → IDNA A-label"),
-    Rule("lowercase-host", "RFC 3986 §3.2.2, §6.2.2.1", False, "Example.COM → example.com"),
-    Rule("strip-host-dot", "RFC 1034 §3.1", True, "example.com. → example.com"),
-    Rule(
-        "numeric-host",
-        "WHATWG URL §4.4 (IPv4 parser)",
-        True,
-        "0x7f.1, 0177.0.0.1, 2130706433 → 127.0.0.1",
-    ),
-    Rule("drop-empty-port", "RFC 3986 §3.2.3, §6.2.3", False, "host: → host"),
-    Rule("strip-port-zeros", "RFC 3986 §3.2.3, §6.2.3", False, ":0080 → :80"),
-    Rule("drop-default-port", "RFC 3986 §6.2.3", False, "http://h:80/ → http://h/"),
-    # Characters, in every component.
-    Rule("decode-unreserved", "RFC 3986 §2.3, §6.2.2.2", False, "%7e → ~, %41 → A"),
-    Rule("uppercase-escape", "RFC 3986 §2.1, §6.2.2.1", False, "%2f → %2F"),
-    Rule("encode-stray-percent", "RFC 3986 §2.4", False, "a % that starts no escape → %25"),
-    Rule(
-        "encode-unsafe",
-        "RFC 3986 §2, Appendix A; RFC 2396 §2.4.3",
-        False,
-        'controls, space, "<>, {}|\\^`, [] and other delimiters not allowed here → %XX',
-    ),
-    Rule(
-        "encode-non-ascii",
-        "RFC 3986 §2.5, RFC 3987 §3.1",
-        False,
-        "non-ASCII → its UTF-8 bytes (a raw byte as itself), percent-encoded",
-    ),
-    # Path.
-    Rule("backslash-as-slash", "WHATWG URL §4.4 (special schemes)", True, "\\ → /"),
-    Rule("decode-escaped-slash", "RFC 3986 §2.2", True, "%2F → / in the path"),
-    Rule(
-        "reject-escaped-slash",
-        "RFC 3986 §2.2",
-        True,
-        "%2F, %5C or a raw \\ in the path raises InvalidTarget",
-    ),
-    Rule("merge-slashes", "(none: nginx merge_slashes)", True, "//a///b → /a/b"),
-    Rule("remove-dot-segments", "RFC 3986 §5.2.4, §6.2.2.3", False, "/a/./b/../c → /a/c"),
-    Rule(
-        "empty-path",
-        "RFC 3986 §6.2.3; RFC 9112 §3.2.1",
-        False,
-        "http://h → http://h/; an origin-form target gains its leading /",
-    ),
-    Rule(
-        "dot-prefix",
-        "RFC 3986 §4.2, §5.2.4",
-        False,
-        "a relative path whose first segment has ':' gains './'; '//a' without authority, '/.'",
-    ),
-    # Query.
-    Rule(
-        "drop-params",
-        "(none: tracking parameters)",
-        True,
-        "drop query parameters whose name matches a pattern (utm_*, fbclid…)",
-    ),
-    Rule("sort-query", "(none)", True, "sort query parameters by name, stably"),
-    Rule("drop-empty-query", "RFC 3986 §6.2.3 (not equivalent in general)", True, "/a? → /a"),
-)
+__all__ = ["RULES", "Policy", "Rule"]
 
 RULE_NAMES: tuple[str, ...] = tuple(r.name for r in RULES)
 RULES_BY_NAME: dict[str, Rule] = {r.name: r for r in RULES}
@@ -107,19 +28,9 @@ _MEANING_KEPT = frozenset(r.name for r in RULES if not r.lossy)
 # The rules on a query's parameters: canonical.query_rules, run after the compiled twin too.
 QUERY_RULES = frozenset({"drop-params", "sort-query", "drop-empty-query"})
 
-# Tracking parameters a crawler drops before deduplicating (shell-style patterns on the name).
-DEFAULT_DROP_PARAMS: tuple[str, ...] = (
-    "utm_*",
-    "fbclid",
-    "gclid",
-    "dclid",
-    "msclkid",
-    "mc_cid",
-    "mc_eid",
-    "_ga",
-    "yclid",
-    "igshid",
-)
+# What drop-params drops unless told otherwise: tracking parameters and session IDs, each with
+# its source in params.DEFAULT_PARAMS.
+DEFAULT_DROP_PARAMS: tuple[str, ...] = tuple(p.pattern for p in params.DEFAULT_PARAMS)
 
 PROFILES: dict[str, frozenset[str]] = {
     "rfc3986": _MEANING_KEPT,
@@ -144,10 +55,12 @@ _RULE_SPEC = re.compile(r"\s*([+-]?)\s*([a-z0-9-]+)\s*")
 
 @dataclass(frozen=True, slots=True)
 class Policy:
-    """Which rules run.  Build one with `Policy.profile(name)` and adjust with `with_rules`.
+    """Which rules run.  Build one with `Policy.profile(name)` and adjust with `with_rules`
+    and `with_params`.
 
     ``strict``: nothing is repaired; input that is not a valid URI-reference raises `InvalidTarget`.
     ``unreserved_2396``: decode RFC 2396's marks ``!*'()`` as unreserved too.
+    ``drop_params`` / ``keep_params``: parameter specs for ``drop-params`` (`params.py`).
     """
 
     rules: frozenset[str] = _MEANING_KEPT
@@ -155,13 +68,7 @@ class Policy:
     strict: bool = False
     unreserved_2396: bool = False
     drop_params: tuple[str, ...] = DEFAULT_DROP_PARAMS
-    _drop_re: re.Pattern[str] = field(init=False, repr=False, compare=False)
-    # fullmatch of the fast-path patterns (see fastpath.py): bound once, called per target.
-    fast_absolute: Callable[[str], object] = field(init=False, repr=False, compare=False)
-    fast_origin: Callable[[str], object] = field(init=False, repr=False, compare=False)
-    # The compiled twin's switches for this policy (compiled.py); -1: the Python driver only.
-    compiled: int = field(init=False, repr=False, compare=False)
-    query_rules: bool = field(init=False, repr=False, compare=False)  # any of QUERY_RULES on
+    keep_params: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         unknown = set(self.rules) - set(RULE_NAMES)
@@ -175,15 +82,12 @@ class Policy:
             )
         if "decode-escaped-slash" in self.rules and "reject-escaped-slash" in self.rules:
             raise ValueError("decode-escaped-slash and reject-escaped-slash exclude each other")
-        pattern = "|".join(fnmatch.translate(p) for p in self.drop_params) or r"(?!)"
-        object.__setattr__(self, "_drop_re", re.compile(pattern))
-        query_rules = not self.rules.isdisjoint(QUERY_RULES)
-        object.__setattr__(self, "query_rules", query_rules)
-        absolute, origin = fast_patterns(self.rules, query_rules)
-        object.__setattr__(self, "fast_absolute", absolute.fullmatch)
-        object.__setattr__(self, "fast_origin", origin.fullmatch)
-        flags = compiled.flags(self.rules, self.strict, self.unreserved_2396)
-        object.__setattr__(self, "compiled", flags)
+        # Lists and strings as given by front ends, kept as tuples of specs: a hashable value.
+        for name in ("drop_params", "keep_params"):
+            value = getattr(self, name)
+            if not isinstance(value, tuple) or not all(isinstance(v, str) for v in value):
+                object.__setattr__(self, name, params.split_specs(value))
+        params.matcher(self.drop_params, self.keep_params)  # ValueError for a bad spec
 
     @classmethod
     def profile(cls, name: str) -> Policy:
@@ -221,16 +125,37 @@ class Policy:
                 rules.discard(other or "")
         return replace(self, rules=frozenset(rules))
 
+    def with_params(self, drop: str | Iterable[str] = (), keep: str | Iterable[str] = ()) -> Policy:
+        """Add parameter specs (``"utm_*,fbclid"``, ``"example.com:ref,src"``; a string may
+        hold several, separated by ";") and switch ``drop-params`` on.  ``keep`` specs are an
+        allowlist for the hosts they cover.  Raises `ValueError` for a bad spec."""
+        return replace(
+            self,
+            rules=self.rules | {"drop-params"},
+            drop_params=self.drop_params + params.split_specs(drop),
+            keep_params=self.keep_params + params.split_specs(keep),
+        )
+
     def enabled(self, rule: str) -> bool:
         return rule in self.rules
 
-    def drops_param(self, name: str) -> bool:
-        return self._drop_re.match(name) is not None
+    def param_tests(self, host: str | None) -> params.HostTests:
+        """What ``drop-params`` drops on ``host`` (nothing when the rule is off)."""
+        if "drop-params" not in self.rules:
+            return _NOTHING
+        return params.matcher(self.drop_params, self.keep_params).for_host(host)
+
+    def drops_param(self, name: str, host: str | None = None) -> bool:
+        """Whether ``drop-params`` drops a query parameter called ``name`` on ``host``."""
+        test = params.matcher(self.drop_params, self.keep_params).for_host(host).query
+        return test is not None and test(name)
 
     @property
     def lossy(self) -> bool:
         """True when some rule that may change what the server sees is on."""
         return not self.rules <= _MEANING_KEPT
 
+
+_NOTHING = params.HostTests(None, None)
 
 DEFAULT_POLICY = Policy()

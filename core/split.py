@@ -70,6 +70,10 @@ def split_authority(authority: str, start: int) -> tuple[Span, Span, Span]:
         hostport, hp_start = authority[at + 1 :], start + at + 1
     else:
         userinfo, hostport, hp_start = (None, start), authority, start
+    if hostport[:1] == "[" and "]" not in hostport:
+        # An IP-literal that is never closed: all of it is the host, whose character rules
+        # escape it.  Taking "1" of "[::1" for a port would move the split (issue #14).
+        return userinfo, (hostport, hp_start), (None, hp_start + len(hostport))
     colon = hostport.rfind(":")
     port = hostport[colon + 1 :]
     # §3.2.3 port = *DIGIT: anything else after the colon is not a port, and stays in the host,

@@ -114,12 +114,13 @@ def leak_check() -> int:
     import tracemalloc
 
     from urlsan.core import Policy, compiled
+    from urlsan.core.accel import twin_flags
 
     twin = compiled.twin
     if twin is None:
         print("leak check: the twin is not built, skipped")
         return 0
-    flags = [Policy().compiled, Policy.profile("crawler").compiled, 0, 2**13 - 1]
+    flags = [twin_flags(Policy()), twin_flags(Policy.profile("crawler")), 0, 2**13 - 1]
     inputs = [*hostile_cases(), *itertools.islice(random_targets(random.Random(1)), 300)]
 
     def burn() -> None:
@@ -339,6 +340,7 @@ def random_targets(rng: random.Random) -> Iterator[str]:
 def child(path: str, args: argparse.Namespace) -> int:
     module = load_sanitized(path)
     from urlsan.core import InvalidTarget, Policy, compiled
+    from urlsan.core.accel import twin_flags
     from urlsan.core.canonical import canonicalize_python
     from urlsan.core.policy import PROFILES, REQUIRED_RULES
 
@@ -354,7 +356,7 @@ def child(path: str, args: argparse.Namespace) -> int:
         "+reject-escaped-slash",
     ):
         policies.append(Policy().with_rules(spec))
-    policies = [p for p in policies if p.compiled >= 0]
+    policies = [p for p in policies if twin_flags(p) >= 0]
     counts = {"calls": 0, "handled": 0}
     mismatches: list[str] = []
 
@@ -363,7 +365,7 @@ def child(path: str, args: argparse.Namespace) -> int:
     ) -> None:
         for policy in chosen:
             for form in forms:
-                got = twin(target, policy.compiled, form)
+                got = twin(target, twin_flags(policy), form)
                 counts["calls"] += 1
                 if got is None:
                     continue
@@ -399,14 +401,14 @@ def child(path: str, args: argparse.Namespace) -> int:
     for target in huge_cases():
         for policy in policies:
             for form in FORMS:
-                twin(target, policy.compiled, form)
+                twin(target, twin_flags(policy), form)
         twin(target, 2**13 - 1, "auto")
         counts["calls"] += 3 * len(policies) + 1
         differential(target if args.huge_reference else target[: 128 * 1024], few, ("auto",))
     step("1 MB inputs")
 
     # 3. Every ASCII character and (a sample of) every code point at every position.
-    flags = Policy().compiled
+    flags = twin_flags(Policy())
     for template in TEMPLATES:
         for pos in range(len(template) + 1):
             for c in range(128):

@@ -38,6 +38,11 @@ CASES = [
     ("http://user@h/", "userinfo", "userinfo", 7, "user"),
     ("http://user:pw@h/", "userinfo", "userinfo", 7, "password"),
     ("http://\u2603.net/", "invalid-idn", "host", 7, "\u2603.net"),
+    # A malformed authority keeps its split (issue #14): the port that is no number stays in
+    # the host, an unclosed IP-literal is all host; both are escaped there, and said.
+    ("http://a:-1/", "invalid-port", "host", 8, ":-1"),
+    ("http://[::1/", "invalid-ip-literal", "host", 7, "[::1"),
+    ("http://u@[zz]:80/x", "invalid-ip-literal", "host", 9, "[zz]"),
 ]
 
 

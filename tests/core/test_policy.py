@@ -117,9 +117,46 @@ def test_drop_params_patterns() -> None:
     assert policy.drops_param("utm_source")
     assert policy.drops_param("sid")
     assert not policy.drops_param("sidx")
-    assert not policy.drops_param("UTM_source")
+    # Names match without regard to case: PHPSESSID and phpsessid are the same tracker.
+    assert policy.drops_param("UTM_source")
     assert canonicalize("/?a=1&utm_x=2&sid=3&b", policy).url == "/?a=1&b"
     assert canonicalize("/?utm_x=2", policy).url == "/"
+
+
+def test_crawler_drops_session_ids_in_query_and_path() -> None:
+    crawler = Policy.profile("crawler")
+    for name in ("PHPSESSID", "jsessionid", "sid", "sessionid", "utm_campaign", "gclid"):
+        assert crawler.drops_param(name), name
+    r = canonicalize("http://h/shop;jsessionid=A1B2/cart?PHPSESSID=x&item=3", crawler)
+    assert r.url == "http://h/shop/cart?item=3"
+    assert [e.rule for e in r.edits] == ["drop-params", "drop-params"]
+    assert [e.component for e in r.edits] == ["path", "query"]
+    # Before dot removal: "..;jsessionid=1" is the ".." a servlet container reads it as.
+    assert canonicalize("/a/b/..;jsessionid=1/c", crawler).url == "/a/c"
+    # Other path parameters stay: they may select the resource.
+    assert canonicalize("/a;type=d/b", crawler).url == "/a;type=d/b"
+
+
+def test_host_scoped_and_allowlisted_params() -> None:
+    policy = Policy.profile("rfc3986").with_params(drop="example.com:ref,src")
+    assert policy.rules >= {"drop-params"}
+    assert canonicalize("http://www.example.com/?ref=1&q=2", policy).url == (
+        "http://www.example.com/?q=2"
+    )
+    assert canonicalize("http://example.org/?ref=1", policy).url == "http://example.org/?ref=1"
+    keep = Policy(drop_params=()).with_params(keep="shop.example:id,page")
+    assert canonicalize("http://shop.example/p?id=1&x=2&PAGE=3", keep).url == (
+        "http://shop.example/p?id=1&PAGE=3"
+    )
+    assert canonicalize("http://other.example/p?x=2", keep).url == "http://other.example/p?x=2"
+    # An explicit keep wins over a drop pattern; several specs in one string, split on ";".
+    both = Policy.profile("crawler").with_params(keep="h.example:sid,q;other.example:a")
+    assert canonicalize("http://h.example/?sid=1&q=2&z=3", both).url == (
+        "http://h.example/?q=2&sid=1"
+    )
+    with pytest.raises(ValueError, match="bad parameter spec"):
+        Policy().with_params(drop="a:b:c")
+    assert Policy(drop_params=["x", "y"]).drop_params == ("x", "y")  # type: ignore[arg-type]
 
 
 def test_no_drop_params_patterns() -> None:

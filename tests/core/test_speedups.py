@@ -1,7 +1,7 @@
 """The compiled twin (core/_speedups.c) against the pure-Python reference.
 
-What a user relies on: for every target, ``_speedups.canonicalize(target, policy.compiled, form)``
-is either None (not a target the twin handles) or exactly the `Result` that
+What a user relies on: for every target,
+``_speedups.canonicalize(target, twin_flags(policy), form)`` is either None (not a target the twin handles) or exactly the `Result` that
 ``canonicalize_python(target, policy, form=form)`` returns: the same URL, edits and findings, of
 the same types.  The query rules (policy.QUERY_RULES) are the exception: canonical.py runs them
 on the twin's result, so the twin alone answers as the reference does with them off.  It never
@@ -26,6 +26,7 @@ import pytest
 from hypothesis import event, example, given
 from hypothesis import strategies as st
 from urlsan.core import compiled
+from urlsan.core.accel import twin_flags
 from urlsan.core.canonical import canonicalize, canonicalize_python
 from urlsan.core.policy import PROFILES, QUERY_RULES, REQUIRED_RULES, RULE_NAMES, Policy
 from urlsan.core.result import Edit, Finding, InvalidTarget, Result
@@ -43,13 +44,13 @@ def test_twin_is_loaded() -> None:
     """Not skipped: a build that silently lost the extension fails here, not quietly slower."""
     if os.environ.get("URLSAN_NO_EXTENSIONS"):
         assert compiled.twin is None, "URLSAN_NO_EXTENSIONS is set, yet the twin was loaded"
-        assert Policy().compiled == -1
+        assert twin_flags(Policy()) == -1
         return
     assert compiled.twin is not None, (
         "the compiled twin urlsan.core._speedups did not load; rebuild with a C compiler "
         "(pip install -e .) or set URLSAN_NO_EXTENSIONS=1 to run pure Python on purpose"
     )
-    assert Policy().compiled >= 0
+    assert twin_flags(Policy()) >= 0
 
 
 # --- policies: every profile, and single switches of the rules the twin has a bit for.
@@ -85,7 +86,7 @@ POLICIES: dict[str, Policy] = {
     "rfc2396+strip-fragment": Policy.profile("rfc2396").with_rules("+strip-fragment"),
     "required-only": Policy(rules=REQUIRED_RULES),
 }
-TWIN_POLICIES = {name: p for name, p in POLICIES.items() if p.compiled >= 0}
+TWIN_POLICIES = {name: p for name, p in POLICIES.items() if twin_flags(p) >= 0}
 
 
 def outcome(func: Callable[..., Result], target: str, policy: Policy, form: str) -> object:
@@ -105,10 +106,10 @@ def without_query_rules(policy: Policy) -> Policy:
 
 def check_twin(target: str, policy: Policy, form: str) -> Result | None:
     """The differential check; returns the twin's Result (None: declined or not served)."""
-    if policy.compiled < 0:
+    if twin_flags(policy) < 0:
         return None
     assert compiled.twin is not None
-    got = compiled.twin(target, policy.compiled, form)
+    got = compiled.twin(target, twin_flags(policy), form)
     if got is None:
         return None
     expected = outcome(canonicalize_python, target, without_query_rules(policy), form)
@@ -347,7 +348,7 @@ def test_twin_never_raises_for_any_flags(target: str, flags: int, form: str) -> 
 @needs_twin
 def test_twin_refuses_bad_arguments() -> None:
     twin: Any = compiled.twin
-    flags = Policy().compiled
+    flags = twin_flags(Policy())
     for args in [(b"/a", flags, "auto"), ("/a", "0", "auto"), ("/a", flags, None), ("/a",)]:
         with pytest.raises(TypeError):
             twin(*args)
@@ -460,7 +461,7 @@ def test_twin_engages(target: str) -> None:
 )
 def test_twin_declines_under_policy(target: str, policy: Policy) -> None:
     assert compiled.twin is not None
-    assert compiled.twin(target, policy.compiled, "auto") is None
+    assert compiled.twin(target, twin_flags(policy), "auto") is None
     assert canonicalize(target, policy) == canonicalize_python(target, policy)
 
 
@@ -495,7 +496,7 @@ def test_twin_declines(target: str) -> None:
     assert compiled.twin is not None
     for policy in TWIN_POLICIES.values():
         for form in FORMS:
-            assert compiled.twin(target, policy.compiled, form) is None, (target, policy, form)
+            assert compiled.twin(target, twin_flags(policy), form) is None, (target, policy, form)
     for policy in POLICIES.values():
         for form in FORMS:
             check_canonicalize(target, policy, form)

@@ -1,0 +1,163 @@
+"""Which query (and path) parameters the ``drop-params`` rule drops: specs, defaults, matching.
+
+A spec is ``[HOST:]NAME[,NAME...]``: shell-style patterns (``*``, ``?``, ``[...]``) for the
+parameter names, matched without regard to case, and optionally a host pattern that scopes them.
+A host pattern matches that host and every host below it (``example.com`` covers
+``www.example.com``), as cookie domains do.  The same syntax serves every front end: the library
+(`Policy.with_params`), ``urlsan canon --drop-params``, the addon's ``urlsan_drop_params`` and
+Scrapy's ``URLSAN_DROP_PARAMS``.
+
+    utm_*,fbclid              everywhere
+    example.com:ref,src       on example.com and its subdomains
+    [::1]:debug               an IP-literal host is written in brackets
+
+A *keep* spec is an allowlist: on a host that some keep spec covers, every parameter that no
+keep spec for that host names is dropped.  An explicit keep wins over a drop pattern.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Callable, Iterable
+from functools import lru_cache
+from typing import NamedTuple
+
+
+class Param(NamedTuple):
+    """One default entry: the name pattern, and who sets it (why a crawler may drop it)."""
+
+    pattern: str
+    source: str
+
+
+# What the crawler profile drops (Policy.drop_params; the rule is off in the other profiles).
+# Each entry names what sets the parameter: none of them selects a different resource.
+DEFAULT_PARAMS: tuple[Param, ...] = (
+    Param("utm_*", "Google Analytics campaign tags (utm_source, utm_medium, …)"),
+    Param("_ga", "Google Analytics cross-domain linker"),
+    Param("_gl", "Google tag linker"),
+    Param("gclid", "Google Ads click ID"),
+    Param("dclid", "Google Display & Video 360 click ID"),
+    Param("gbraid", "Google Ads click ID (iOS, app-to-web)"),
+    Param("wbraid", "Google Ads click ID (iOS, web-to-app)"),
+    Param("fbclid", "Facebook click ID"),
+    Param("igshid", "Instagram share ID"),
+    Param("msclkid", "Microsoft Advertising click ID"),
+    Param("yclid", "Yandex.Direct click ID"),
+    Param("twclid", "X (Twitter) Ads click ID"),
+    Param("ttclid", "TikTok Ads click ID"),
+    Param("li_fat_id", "LinkedIn Ads first-party ID"),
+    Param("mc_cid", "Mailchimp campaign ID"),
+    Param("mc_eid", "Mailchimp subscriber ID"),
+    Param("_hsenc", "HubSpot e-mail tracking"),
+    Param("_hsmi", "HubSpot e-mail tracking"),
+    Param("mkt_tok", "Marketo e-mail tracking"),
+    # Session IDs written into URLs for clients without cookies: every crawl gets a new one,
+    # so each page would be fetched once per session.
+    Param("phpsessid", "PHP session ID (session.name default; session.use_trans_sid)"),
+    Param("jsessionid", "Java Servlet session ID (Servlet spec URL rewriting, also ;jsessionid=)"),
+    Param("aspsessionid*", "classic ASP session ID"),
+    Param("cfid", "ColdFusion client ID"),
+    Param("cftoken", "ColdFusion client token"),
+    Param("sid", "generic session ID"),
+    Param("sessionid", "generic session ID"),
+    Param("session_id", "generic session ID"),
+    Param("oscsid", "osCommerce session ID"),
+    Param("zenid", "Zen Cart session ID"),
+)
+
+DEFAULT_DROP: tuple[str, ...] = (",".join(p.pattern for p in DEFAULT_PARAMS),)
+
+# HOST is a bracketed IP-literal or anything up to the first ":"; NAMES the rest.
+_SPEC = re.compile(r"\s*(?:(?P<host>\[[^\]]*\]|[^:\[\],]+?)\s*:)?(?P<names>[^:]*)")
+
+
+class Spec(NamedTuple):
+    """A parsed spec: ``host`` (None: every host) and the name patterns."""
+
+    host: str | None
+    names: tuple[str, ...]
+
+
+def split_specs(value: str | Iterable[str]) -> tuple[str, ...]:
+    """Specs from a front end's setting: a string holds several separated by ";" or newlines,
+    a list holds one (or several) per item.  Empty entries are left out."""
+    items = [value] if isinstance(value, str) else list(value)
+    return tuple(
+        spec.strip() for item in items for spec in re.split(r"[;\n]", item) if spec.strip()
+    )
+
+
+def parse_spec(spec: str) -> Spec:
+    """``[HOST:]NAME[,NAME...]`` as a `Spec`; `ValueError` says what is wrong."""
+    m = _SPEC.fullmatch(spec)
+    names = tuple(n.strip().lower() for n in (m["names"] if m else "").split(","))
+    if m is None or not all(names):
+        raise ValueError(
+            f"bad parameter spec {spec!r}: expected [HOST:]NAME[,NAME...], e.g. "
+            "'utm_*,fbclid' or 'example.com:ref,src'"
+        )
+    host = m["host"].strip().lower() if m["host"] else None
+    return Spec(host, names)
+
+
+NameTest = Callable[[str], bool]
+_Scoped = tuple[tuple["re.Pattern[str] | None", "re.Pattern[str]"], ...]
+
+
+class HostTests(NamedTuple):
+    """What drop-params drops on one host: query parameters, and ``;name=value`` path
+    parameters (the drop patterns only: an allowlist names query parameters).  None: nothing."""
+
+    query: NameTest | None
+    path: NameTest | None
+
+
+class Matcher(NamedTuple):
+    """The specs of a policy, compiled: which parameters to drop on a host."""
+
+    drop: _Scoped
+    keep: _Scoped
+
+    def for_host(self, host: str | None) -> HostTests:
+        return _for_host(self, (host or "").lower())
+
+
+def _names(patterns: Iterable[str]) -> re.Pattern[str]:
+    return re.compile("|".join(fnmatch.translate(p) for p in patterns), re.IGNORECASE)
+
+
+def _host(pattern: str) -> re.Pattern[str]:
+    # The host and every host below it: "example.com" also covers "www.example.com".
+    return re.compile(r"(?:.*\.)?" + fnmatch.translate(pattern), re.IGNORECASE)
+
+
+def _compile(specs: tuple[str, ...]) -> _Scoped:
+    parsed = [parse_spec(s) for s in specs]
+    return tuple((_host(p.host) if p.host else None, _names(p.names)) for p in parsed)
+
+
+@lru_cache(maxsize=64)
+def matcher(drop: tuple[str, ...], keep: tuple[str, ...]) -> Matcher:
+    """The compiled form of a policy's ``drop_params`` and ``keep_params``."""
+    return Matcher(_compile(drop), _compile(keep))
+
+
+def _applying(scoped: _Scoped, host: str) -> re.Pattern[str] | None:
+    found = [names.pattern for scope, names in scoped if scope is None or scope.match(host)]
+    return re.compile("|".join(found), re.IGNORECASE) if found else None
+
+
+@lru_cache(maxsize=1024)
+def _for_host(m: Matcher, host: str) -> HostTests:
+    keep, drop = _applying(m.keep, host), _applying(m.drop, host)
+    path: NameTest | None = None
+    if drop is not None:
+        if keep is None:
+            path = lambda name: drop.match(name) is not None  # noqa: E731
+        else:  # an explicit keep wins
+            path = lambda name: drop.match(name) is not None and keep.match(name) is None  # noqa: E731
+    if keep is not None:  # an allowlist: whatever it does not name goes
+        return HostTests(lambda name: keep.match(name) is None, path)
+    return HostTests(path, path)
