@@ -1,0 +1,123 @@
+"""The layout's dependency rules (README, Layout): each folder is one use of the product, and the
+canonicalizer stays usable without the command line, the audit log or mitmproxy."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE_DIRS: dict[str, str] = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"][
+    "setuptools"
+]["package-dir"]
+
+# What each package must not import: sibling packages of urlsan, and top-level modules.
+FORBIDDEN: dict[str, set[str]] = {
+    "urlsan.core": {
+        "urlsan.addon",
+        "urlsan.audit",
+        "urlsan.cli",
+        "argparse",
+        "mitmproxy",
+        "urlsan.scrapy",
+        "urlsan.spark",
+        "urlsan.dask",
+    },
+    "urlsan.audit": {"urlsan.addon", "urlsan.cli", "mitmproxy"},
+    "urlsan.addon": {"urlsan.cli"},
+}
+
+
+def _module_level(tree: ast.AST) -> list[ast.AST]:
+    """The nodes that run on import: a function's body runs only when it is called (the flow
+    file reader imports mitmproxy there, and only for a flow file)."""
+    out: list[ast.AST] = []
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            continue
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            continue
+        out.append(node)
+        out += _module_level(node)
+    return out
+
+
+def imports(package: str) -> set[tuple[str, str]]:
+    """(file, absolute module name) for every import that runs when ``package`` is imported."""
+    found = set()
+    for path in sorted((ROOT / PACKAGE_DIRS[package]).glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        for node in _module_level(tree):
+            if isinstance(node, ast.Import):
+                found |= {(path.name, alias.name) for alias in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                base = package.split(".")
+                if node.level:
+                    base = base[: len(base) - node.level + 1]
+                    module = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    module = node.module or ""
+                found.add((path.name, module))
+                found |= {(path.name, f"{module}.{alias.name}") for alias in node.names}
+    return found
+
+
+@pytest.mark.parametrize("package", sorted(FORBIDDEN))
+def test_dependency_rules(package: str) -> None:
+    def forbidden(module: str) -> bool:
+        return any(module == f or module.startswith(f + ".") for f in FORBIDDEN[package])
+
+    wrong = sorted((f, m) for f, m in imports(package) if forbidden(m))
+    assert not wrong, f"{package} imports what it must not: {wrong}"
+
+
+def test_imports_inside_the_product_are_relative() -> None:
+    """So that an editor or a structure tool maps each import to its file in the checkout."""
+    absolute = []
+    for package, folder in PACKAGE_DIRS.items():
+        if package == "urlsan":
+            continue  # the integrations import the public API as a user does
+        for path in sorted((ROOT / folder).glob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if (
+                    isinstance(node, ast.ImportFrom)
+                    and node.level == 0
+                    and (node.module or "").split(".")[0] == "urlsan"
+                ):
+                    absolute.append(f"{folder}/{path.name}: from {node.module}")
+    assert not absolute
+
+
+def test_importing_the_core_loads_no_command_line_and_no_proxy() -> None:
+    code = (
+        "import sys, urlsan.core; urlsan.core.canonicalize('/a');"
+        "bad = [m for m in ('argparse', 'mitmproxy', 'urlsan.cli', 'urlsan.audit', "
+        "'urlsan.addon') if m in sys.modules]; print(bad); sys.exit(bool(bad))"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_reading_audit_logs_loads_no_mitmproxy() -> None:
+    code = (
+        "import sys, pkgutil, importlib, urlsan.audit as a;"
+        "[importlib.import_module('urlsan.audit.' + m.name)"
+        " for m in pkgutil.iter_modules(a.__path__)];"
+        "sys.exit('mitmproxy' in sys.modules)"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+
+
+def test_every_module_says_what_it_holds() -> None:
+    missing = []
+    for folder in PACKAGE_DIRS.values():
+        for path in sorted((ROOT / folder).glob("*.py")):
+            if not ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))):
+                missing.append(f"{folder}/{path.name}")
+    assert not missing
