@@ -216,7 +216,7 @@ def test_atheris_bounded(tmp_path: Path, target: str) -> None:
     corpus.mkdir()
     cmd = [
         sys.executable,
-        str(REPO / "bench" / "fuzz.py"),
+        str(REPO / "tools" / "fuzz.py"),
         target,
         f"-max_total_time={SECONDS}",
         "-rss_limit_mb=2048",
