@@ -476,7 +476,9 @@ def _empty_path(c: _Canonicalizer, text: str, p: _Part) -> str:
 
 
 def _dot_prefix(c: _Canonicalizer, text: str, p: _Part) -> str:
-    guard = _guard(text, p, p.dots)
+    # A "//" that rewriting made ("/%2Fevil.example/x", "/\\a") gets its guard in origin-form
+    # too: unguarded, it would read as a network-path reference to another host.
+    guard = _guard(text, p, p.dots or p.raw[:2] != "//")
     if guard:
         # Not a repair: an invalid input ("1a:b") was refused above; a guard that
         # normalizing made necessary keeps a valid input valid.

@@ -33,9 +33,12 @@ _URI_REFERENCE = re.compile(
 _ORIGIN_FORM = re.compile(
     r"(?P<path>[^?\#]*)(?:\?(?P<query>[^\#]*))?(?:\#(?P<fragment>.*))?", re.DOTALL
 )
-# authority-form: a host (IP-literal or a name without delimiters) and a port of digits only.
-# A port is required here: "À:" is a relative path whose first segment holds a colon.
-_AUTHORITY_FORM = re.compile(r"(?:\[[^/?#@\]]*\]|[^:/?#@\[\]]+):[0-9]+", re.DOTALL)
+# authority-form, told apart by shape in "auto": a host that no scheme can start (an IP-literal,
+# or a name starting with a digit: "127.0.0.1:8080") and a port of digits.  A name starting with
+# a letter reads as a scheme ("example.com:443"), and so does one that canonicalizes into a
+# letter ("%41b:1" → "ab:1", "Àb:1" → "xn--b-rfa:1"), so "auto" never takes them for hosts: the
+# output must read as the input did.  A port is required: "1:" is a relative path.
+_AUTHORITY_FORM = re.compile(r"(?:\[[^/?#@\]]*\]|[0-9][^:/?#@\[\]]*):[0-9]+", re.DOTALL)
 
 
 # A component: its text (None when absent) and its offset in the input.

@@ -234,3 +234,42 @@ def test_a_long_refused_fast_path_target() -> None:
     policy = Policy().with_rules("+merge-slashes")
     r = canonicalize("/" + "a" * MB + "%", policy, form="origin")
     assert r.url == "/" + "a" * MB + "%25"
+
+
+# Issue #14: rewriting never makes a target read as something else.
+@pytest.mark.parametrize(
+    ("target", "rules", "url"),
+    [
+        # A "//" made by decoding or by backslash-as-slash would be a network-path reference to
+        # another host: it gets the "/." guard, and the result is a fixed point.
+        ("/%2Fevil.example/x", "+decode-escaped-slash", "/.//evil.example/x"),
+        ("/%2fa", "+decode-escaped-slash", "/.//a"),
+        ("/\\a", "+backslash-as-slash", "/.//a"),
+        ("/\\\\evil.example/x", "+backslash-as-slash", "/.///evil.example/x"),
+        # "auto" takes only hosts no scheme can start for authority-form: "%41b:1" would
+        # canonicalize into the scheme "ab:".
+        ("%41b:1", "-lowercase-host", "./Ab:1"),
+        ("%41b:1", "", "./Ab:1"),
+        ("\u00c0b:1", "", "./%C3%80b:1"),
+        ("1%41:80", "", "1a:80"),
+    ],
+)
+def test_rewrites_keep_the_reading(target: str, rules: str, url: str) -> None:
+    policy = Policy().with_rules(rules) if rules else Policy()
+    result = canonicalize(target, policy)
+    assert result.url == url
+    again = canonicalize(result.url, policy)
+    assert (again.url, again.edits) == (url, ())
+
+
+def test_wrong_types_are_type_errors_and_profiles_are_names() -> None:
+    for bad in (123, None, 1.5, ["/a"]):
+        with pytest.raises(TypeError, match="str or bytes"):
+            canonicalize(bad)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="Policy or a profile name"):
+        canonicalize("/a", policy=3)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="unknown profile"):
+        canonicalize("/a", policy="crawlr")
+    url = "http://h/a?utm_source=x&b=1#f"
+    assert canonicalize(url, policy="crawler") == canonicalize(url, Policy.profile("crawler"))
+    assert canonicalize(bytearray(b"/%7e")).url == "/~"
