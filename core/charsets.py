@@ -1,7 +1,9 @@
-"""Character classes of RFC 3986 Appendix A (and RFC 2396's marks), one per component.
+"""Character classes of RFC 3986 Appendix A (and RFC 2396's marks), one per component, and the
+grammar fragments built from them.
 
 Everything here is data: module-level frozensets built by set algebra, named after the ABNF rules
-they come from, and the regular-expression character classes derived from them once at import.
+they come from, and the regular-expression fragments derived from them once at import (each
+quoting the ABNF it stands for), which `split.py`, `rules.py` and `fastpath.py` compose.
 """
 
 from __future__ import annotations
@@ -55,3 +57,31 @@ ALLOWED = {
 def regex_class(chars: frozenset[str]) -> str:
     """A regex character class body matching exactly ``chars`` (ASCII only)."""
     return "".join("\\" + c if c in "\\]^-[" else c for c in sorted(chars))
+
+
+# --- grammar fragments: regular-expression text, named after the ABNF rules they match
+
+# RFC 3986 §2.1  pct-encoded = "%" HEXDIG HEXDIG
+PCT_ENCODED = "%[0-9A-Fa-f]{2}"
+# RFC 3986 §3.1  scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )
+SCHEME = rf"[A-Za-z][{regex_class(SCHEME_CHARS)}]*"
+# RFC 1034 §3.5  a name of letters, digits and hyphens ("LDH"), in labels separated by "."; the
+# fast path's lower-case one ends in a letter (a name ending in a digit may be a numeric host).
+LDH_NAME = r"[A-Za-z0-9.\-]*"
+LDH_LOWER_HOST = r"(?:[a-z0-9\-]+\.)*[a-z][a-z0-9\-]*"
+# RFC 3986 §3.2.2  IP-literal = "[" ( IPv6address / IPv6addrz / IPvFuture ) "]"
+#                  IPvFuture  = "v" 1*HEXDIG "." 1*( unreserved / sub-delims / ":" )
+# RFC 6874 §2      IPv6addrz  = IPv6address "%25" ZoneID
+#                  ZoneID     = 1*( unreserved / pct-encoded )
+# RFC 6874 §4 asks parsers to accept a bare "%" before the zone ID, as `ping` prints it
+# ("fe80::1%en0"): the ``percent`` group is then "%", which the driver repairs to "%25".  Only a
+# "%" that starts no escape is bare: "%00" is an escape, as everywhere else (encode-stray-percent).
+# Possessive runs: a megabyte of zone that fails at its end is not walked back character-wise.
+# The IPv6 address itself is checked by `ipaddress`, not by this pattern.
+IP_LITERAL = (
+    r"\[(?:(?P<future>[vV][0-9A-Fa-f]+\.["
+    + regex_class(UNRESERVED | SUB_DELIMS | {":"})
+    + r"]+)|(?P<address>[0-9A-Fa-f:.]++)(?:(?P<percent>%25|%(?![0-9A-Fa-f]{2}))(?P<zone>(?:["
+    + regex_class(UNRESERVED)
+    + r"]++|%[0-9A-Fa-f]{2})++))?)\]"
+)

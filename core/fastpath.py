@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import re
 
-from .charsets import PCHAR, regex_class
+from .charsets import LDH_LOWER_HOST, PCHAR, regex_class
 
 # RFC 3986 §3.3 pchar, less pct-encoded.
 _PCHAR = regex_class(PCHAR)
-_HOST = r"(?:[a-z0-9\-]+\.)*[a-z][a-z0-9\-]*"
+_HOST = LDH_LOWER_HOST
 
 
 def fast_patterns(

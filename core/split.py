@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Literal, NamedTuple
 
-from .charsets import SCHEME_CHARS, regex_class
+from .charsets import SCHEME
 
 Form = Literal["auto", "origin", "absolute", "authority", "asterisk", "reference"]
 FORMS: tuple[str, ...] = ("auto", "origin", "absolute", "authority", "asterisk", "reference")
@@ -22,7 +22,7 @@ FORMS: tuple[str, ...] = ("auto", "origin", "absolute", "authority", "asterisk",
 # taken for a scheme.  Every group is optional, so the pattern matches any string.
 _URI_REFERENCE = re.compile(
     rf"""
-    (?:(?P<scheme>[A-Za-z][{regex_class(SCHEME_CHARS)}]*):)?
+    (?:(?P<scheme>{SCHEME}):)?
     (?://(?P<authority>[^/?\#]*))?
     (?P<path>[^?\#]*)
     (?:\?(?P<query>[^\#]*))?
