@@ -25,6 +25,7 @@ _ESCAPE_TRICKS = re.compile(
 _RAW_OVERLONG = re.compile("[\udcc0\udcc1][\udc80-\udcbf]")  # the same, as raw bytes
 _ESCAPED_SLASH = re.compile(r"%(?:2[Ff]|5[Cc])")
 _DOT_ESCAPES = re.compile(r"%2[Ee]")
+_SEGMENT_DOT = re.compile(r"(?:^|/)(?:\.|%2[Ee])")
 
 FINDING_NAMES: tuple[str, ...] = (
     "dot-segment",
@@ -86,7 +87,7 @@ def path(text: str, start: int, absolute: bool, out: Findings) -> None:
             out.add("escaped-slash", "path", start + m.start(), m.group())
     if "\\" in text:
         out.add("backslash", "path", start + text.index("\\"), "\\")
-    if "." not in text and "%2" not in text:
+    if _SEGMENT_DOT.search(text) is None:  # no segment starts with a dot: "/a.html" (the most)
         return
     depth = 0
     offset = start
