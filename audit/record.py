@@ -4,6 +4,7 @@ One JSON object per touched request, written by the addon (`urlsan.addon`) and b
 ``urlsan audit``, read by ``urlsan report``.  Its fields (README, The audit log):
 ``ts``, ``client``, ``method``, ``host``, ``action``, ``before``, ``after``, ``profile``,
 ``rules``, ``edits`` and ``findings``, and ``edits_truncated`` / ``truncated`` when a cap cut it.
+`build` makes one from a `Result`, and `serialize` turns it into the line that is written.
 
 Caps, so that one hostile request can neither write megabytes nor stall the proxy: a record holds
 the first `MAX_EDITS` (100) edits, and ``"edits_truncated": <number dropped>`` when there were
@@ -14,7 +15,13 @@ so a secret is never half-masked), and the record, edit or finding that held it 
 
 from __future__ import annotations
 
+import json
+import time
+from collections.abc import Sequence
 from typing import Any
+
+from ..core import Edit, Finding
+from .redact import Redactor
 
 MAX_EDITS = 100  # edits kept per record
 MAX_TEXT = 8192  # characters kept per string
@@ -58,3 +65,86 @@ def limit_text(record: dict[str, Any]) -> dict[str, Any]:
                 out = out if out is not record else dict(record)
                 out[key] = cut
     return out
+
+
+def rfc3339(seconds: float) -> str:
+    """``seconds`` since the epoch as the record's ``ts``: RFC 3339 UTC, milliseconds."""
+    whole = int(seconds // 1)
+    millis = min(int((seconds - whole) * 1000), 999)
+    return f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(whole))}.{millis:03d}Z"
+
+
+def build(
+    *,
+    ts: str,
+    client: str,
+    method: str,
+    scheme: str,
+    host: str | None,
+    http_version: str,
+    before: str,
+    after: str | None,
+    action: str,
+    edits: Sequence[Edit],
+    findings: Sequence[Finding],
+    edits_total: int | None = None,
+    profile: str | None = None,
+    reason: str = "",
+    rejected_by: str = "",
+) -> dict[str, Any]:
+    """The audit record of one request, as the proxy and ``urlsan audit`` both write it.
+
+    ``before`` is the request-target as received, ``after`` the canonical one (None when it was
+    refused: rejected, or audited with ``rejected_by``).  ``edits`` are the target's then the
+    Host's; at most `MAX_EDITS` are kept, and ``edits_truncated`` counts the others, out of
+    ``edits_total`` when the caller already kept only the first.  ``profile`` is written when
+    given.  Secrets are masked and long strings cut by `serialize` (or `AuditLog.write`).
+    """
+    record: dict[str, Any] = {
+        "ts": ts,
+        "client": client,
+        "method": method,
+        "scheme": scheme,
+        "host": host,
+        "http_version": http_version,
+        "before": before,
+        "after": after,
+        "action": action,
+    }
+    if profile is not None:
+        record["profile"] = profile
+    # Only the kept edits become dicts: a 100 KB target can carry 100,000 of them.
+    kept = edits[:MAX_EDITS]
+    record["edits"] = [e._asdict() for e in kept]
+    total = len(edits) if edits_total is None else max(edits_total, len(edits))
+    if total > len(kept):
+        record["edits_truncated"] = total - len(kept)
+    record["findings"] = [f._asdict() for f in findings]
+    if reason:
+        record["reason"] = reason
+    if rejected_by:
+        record["rejected_by"] = rejected_by
+    return record
+
+
+def address(peer: Sequence[Any] | None) -> str:
+    """A socket address as the record's ``client``: ``ip:port``, ``[ip]:port`` for IPv6."""
+    if not peer:
+        return ""
+    ip, port = str(peer[0]), peer[1]
+    return f"[{ip}]:{port}" if ":" in ip else f"{ip}:{port}"
+
+
+_ENCODER = json.JSONEncoder(separators=(",", ":"))  # ensure_ascii: the file is plain ASCII
+
+
+def serialize(record: dict[str, Any], redactor: Redactor) -> bytes:
+    """One audit-log line: ``record`` capped, its secrets masked, as ASCII JSON and a newline.
+
+    The same steps as `AuditLog.write`, for writers that are not an append-only log file.
+    """
+    record = redactor.record(limit_edits(record))
+    text = _ENCODER.encode(record)
+    if len(text) > MAX_TEXT:  # else no string in it can be longer (the fast path)
+        text = _ENCODER.encode(limit_text(record))
+    return text.encode("ascii") + b"\n"

@@ -1,9 +1,12 @@
 """`urlsan report`: one pass over audit logs (JSON Lines written by the proxy), then a summary as
 a terminal table, JSON, or one self-contained HTML page with inline SVG charts.
 
-Memory grows with the number of distinct hosts, clients, rules and minutes, never with the number
-of lines.  A log that is still being written is fine: an unparsable last line without its newline
-is taken as the record being written and left out, not counted as malformed.
+Memory grows with the number of distinct hosts, clients and rules, never with the number of
+lines: the timeline keeps at most a few hundred time slots, coarsened as the time span grows.  A log
+that is still being written is fine: an unparsable last line without its newline is taken as the
+record being written and left out, not counted as malformed.  A file most of whose lines are not
+audit records (JSON objects with an ``action``) is not an audit log: `Summary.not_audit_logs`
+names it, and ``urlsan report`` refuses it rather than report "0 requests".
 
 Everything in a log came from the network, so the HTML escapes every string it shows.
 """
@@ -22,9 +25,13 @@ from typing import IO, Any
 from .record import CHANGING
 
 _MALFORMED_SAMPLES = 5
-# Time buckets for the timeline, the smallest that gives at most _MAX_COLUMNS columns.
-_BUCKETS = (60, 300, 900, 3600, 6 * 3600, 86400, 7 * 86400, 30 * 86400)
+# Time buckets for the timeline, the smallest that gives at most _MAX_COLUMNS columns.  Up to a
+# day each divides the next, so counts kept per bucket of one size add up into the next ones.
+_BUCKETS = (1, 5, 10, 30, 60, 300, 900, 3600, 6 * 3600, 86400, 7 * 86400, 30 * 86400)
 _MAX_COLUMNS = 120
+_MAX_RESOLUTION = 86400  # slots kept per day at most: days are few, and every bucket is whole days
+# A port that only repeats the scheme's default: "h:80" is "h" for http (RFC 3986 §6.2.3).
+_DEFAULT_PORTS = {"http": ":80", "https": ":443", "ws": ":80", "wss": ":443"}
 
 
 @dataclass(slots=True)
@@ -64,13 +71,18 @@ class Summary:
     finding_examples: dict[str, dict[str, Any]] = field(default_factory=dict)
     hosts: dict[str, Tally] = field(default_factory=dict)
     clients: dict[str, Tally] = field(default_factory=dict)
-    minutes: dict[int, Tally] = field(default_factory=dict)  # keyed by minutes since the epoch
+    # The timeline: requests per `resolution` seconds, keyed by epoch seconds // resolution.
+    slots: dict[int, Tally] = field(default_factory=dict)
+    resolution: int = 1
     first: datetime | None = None
     last: datetime | None = None
+    # Inputs that are not audit logs: (name, lines, lines that are not records, records).
+    not_audit_logs: list[tuple[str, int, int, int]] = field(default_factory=list)
 
     def read(self, stream: IO[bytes], name: str) -> None:
         """Add every record of the log ``stream`` (binary), called ``name`` in messages."""
         self.sources.append(name)
+        records = foreign = number = 0
         for number, raw in enumerate(stream, 1):
             self.lines += 1
             line = raw.strip()
@@ -78,15 +90,21 @@ class Summary:
                 continue
             try:
                 record = json.loads(line)
-                if not isinstance(record, dict):
-                    raise ValueError("not an object")
+                if not isinstance(record, dict) or "action" not in record:
+                    raise ValueError("not an audit record")
             except ValueError:
                 if not raw.endswith(b"\n"):  # only the last line can lack its newline
                     self.incomplete += 1  # the writer is in the middle of this record
                 else:
+                    foreign += 1
                     self._malformed(f"{name}:{number}")
                 continue
+            records += 1
             self.add(record)
+        # Not an audit log: no record at all, or more lines that are not records than that are
+        # (a binary file, another JSON Lines file, a HAR or access log given to the wrong command).
+        if foreign > records:
+            self.not_audit_logs.append((name, number, foreign, records))
 
     def _malformed(self, where: str) -> None:
         self.malformed += 1
@@ -98,7 +116,7 @@ class Summary:
         self.requests += 1
         action = _text(record.get("action"), "unknown")
         self.actions[action] += 1
-        host = _text(record.get("host"), "(none)")
+        host = _host_key(record.get("host"), record.get("scheme"))
         self.hosts.setdefault(host, Tally()).add(action)
         self.clients.setdefault(_client_address(record.get("client")), Tally()).add(action)
 
@@ -126,26 +144,43 @@ class Summary:
 
         ts = _timestamp(record.get("ts"))
         if ts is not None:
+            wider = False
             if self.first is None or ts < self.first:
-                self.first = ts
+                self.first, wider = ts, True
             if self.last is None or ts > self.last:
-                self.last = ts
-            minute = int(ts.timestamp()) // 60
-            self.minutes.setdefault(minute, Tally()).add(action)
+                self.last, wider = ts, True
+            if wider and self.resolution < _MAX_RESOLUTION:
+                self._coarsen()
+            second = math.floor(ts.timestamp())
+            self.slots.setdefault(second // self.resolution, Tally()).add(action)
+
+    def _coarsen(self) -> None:
+        """Keep the slots no finer than the timeline's buckets: memory stays flat."""
+        assert self.first is not None and self.last is not None
+        span = math.floor(self.last.timestamp()) - math.floor(self.first.timestamp())
+        if span // self.resolution < _MAX_COLUMNS:
+            return
+        size = min(_bucket_size(span), _MAX_RESOLUTION)
+        factor = size // self.resolution
+        slots: dict[int, Tally] = {}
+        for key, tally in self.slots.items():
+            _merge(slots.setdefault(key // factor, Tally()), tally)
+        self.slots, self.resolution = slots, size
 
     def timeline(self) -> tuple[int, list[tuple[int, Tally]]]:
-        """The bucket size in seconds and the buckets (start, tally) from first to last."""
-        if not self.minutes:
+        """The bucket size in seconds and the buckets (start, tally) from first to last.
+
+        The smallest size of `_BUCKETS` that draws the time span in at most `_MAX_COLUMNS`
+        columns: seconds for a log of a minute, minutes for an hour, days for a month.
+        """
+        if not self.slots:
             return 60, []
-        lo, hi = min(self.minutes) * 60, max(self.minutes) * 60
-        size = next((b for b in _BUCKETS if (hi - lo) // b < _MAX_COLUMNS), _BUCKETS[-1])
+        lo, hi = min(self.slots) * self.resolution, max(self.slots) * self.resolution
+        size = max(_bucket_size(hi - lo), self.resolution)
         start = lo - lo % size
         buckets = [Tally() for _ in range((hi - start) // size + 1)]
-        for minute, tally in self.minutes.items():
-            b = buckets[(minute * 60 - start) // size]
-            b.requests += tally.requests
-            b.changed += tally.changed
-            b.rejected += tally.rejected
+        for key, tally in self.slots.items():
+            _merge(buckets[(key * self.resolution - start) // size], tally)
         return size, [(start + i * size, b) for i, b in enumerate(buckets)]
 
     def as_dict(self) -> dict[str, Any]:
@@ -184,8 +219,34 @@ class Summary:
         }
 
 
+def _bucket_size(span: int) -> int:
+    return next((b for b in _BUCKETS if span // b < _MAX_COLUMNS), _BUCKETS[-1])
+
+
+def _merge(into: Tally, tally: Tally) -> None:
+    into.requests += tally.requests
+    into.changed += tally.changed
+    into.rejected += tally.rejected
+
+
 def _text(value: Any, default: str) -> str:
     return value if isinstance(value, str) else default
+
+
+def _host_key(host: Any, scheme: Any) -> str:
+    """One host is one row: case folded, and a default port dropped (":80" for http, ":443" for
+    https, either when the record names no scheme)."""
+    if not isinstance(host, str) or not host:
+        return "(none)"
+    key = host.lower()
+    if isinstance(scheme, str) and scheme.lower() in _DEFAULT_PORTS:
+        ports: tuple[str, ...] = (_DEFAULT_PORTS[scheme.lower()],)
+    else:
+        ports = (":80", ":443")
+    for port in ports:
+        if key.endswith(port):
+            return key[: -len(port)]
+    return key
 
 
 def _client_address(client: Any) -> str:
@@ -210,7 +271,8 @@ def _timestamp(value: Any) -> datetime | None:
 
 
 def _iso(ts: datetime | None) -> str | None:
-    return None if ts is None else ts.isoformat().replace("+00:00", "Z")
+    """RFC 3339 UTC to the second: a report's reader needs no microseconds."""
+    return None if ts is None else ts.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _span(first: datetime | None, last: datetime | None) -> float | None:
@@ -229,7 +291,8 @@ def _duration(seconds: float | None) -> str:
     d, s = divmod(s, 86400)
     h, s = divmod(s, 3600)
     m, s = divmod(s, 60)
-    parts = [f"{d}d"] * bool(d) + [f"{h}h"] * bool(h) + [f"{m}m"] * bool(m) + [f"{s}s"]
+    parts = [f"{d}d"] * bool(d) + [f"{h}h"] * bool(h) + [f"{m}m"] * bool(m)
+    parts += [f"{s}s"] * bool(s or not parts)  # "1m", not "1m 0s"; "0s" for no time at all
     return " ".join(parts[:2])
 
 
@@ -401,7 +464,8 @@ def _columns(size: int, buckets: list[tuple[int, Tally]], width: int = 1060) -> 
         x = left + i * col_w
         y = float(top + plot_h)
         when = datetime.fromtimestamp(t, UTC)
-        stamp = when.strftime("%Y-%m-%d %H:%M")
+        clock = "%H:%M:%S" if size < 60 else "%H:%M"  # seconds only where buckets are seconds
+        stamp = when.strftime(f"%Y-%m-%d {clock}")
         tip = (
             f"{stamp} UTC (+{_duration(size)}): {b.requests:,} requests, {b.changed:,} "
             f"changed, {b.rejected:,} rejected"
@@ -419,9 +483,9 @@ def _columns(size: int, buckets: list[tuple[int, Tally]], width: int = 1060) -> 
             )
         parts.append("</g>")
         if i % label_every == 0:
-            fmt = "%H:%M" if size < 86400 else "%m-%d"
-            if i == 0 or size >= 86400 or (when.hour == 0 and when.minute == 0):
-                fmt = "%m-%d %H:%M" if size < 86400 else "%Y-%m-%d"
+            fmt = clock if size < 86400 else "%m-%d"
+            if i == 0 or size >= 86400 or (when.hour == 0 and when.minute == 0 and t % 60 == 0):
+                fmt = f"%m-%d {clock}" if size < 86400 else "%Y-%m-%d"
             parts.append(f'<text x="{x:.1f}" y="{h - 8}">{when.strftime(fmt)}</text>')
     parts.append("</svg>")
     return "".join(parts)

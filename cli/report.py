@@ -8,17 +8,18 @@ import sys
 from typing import Any
 
 from ..audit import report
-from .batch import open_input
+from ..audit.sources import open_source
 from .canon import _positive
-from .status import EXIT_OK, UsageError
+from .status import EXIT_BAD_LINES, EXIT_OK, UsageError
 
 
 def add_parser(sub: Any) -> None:
     report = sub.add_parser(
         "report",
-        help="summarize an audit log written by the proxy",
+        help="summarize an audit log written by the proxy or `urlsan audit`",
         description="Summarize audit logs (JSON Lines; gzip is detected) in one pass: counts "
-        "per action, rule, host and client, top findings, time range.",
+        "per action, rule, host and client, top findings, time range. An input that is not an "
+        "audit log (most of its lines are not audit records) is refused with exit status 3.",
     )
     report.add_argument("logs", nargs="+", metavar="AUDIT.jsonl", help="audit log(s); '-': stdin")
     fmt = report.add_mutually_exclusive_group()
@@ -41,7 +42,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     summary = report.Summary(top=args.top)
     for path in args.logs:
         try:
-            stream = open_input(path)
+            stream = open_source(path)
             try:
                 summary.read(stream, path)
             finally:
@@ -49,6 +50,20 @@ def cmd_report(args: argparse.Namespace) -> int:
                     stream.close()
         except OSError as e:
             raise UsageError(f"cannot read {path}: {e.strerror or e}") from None
+    if summary.not_audit_logs:
+        # Nothing is reported: "0 requests" would read as a quiet proxy, not as the wrong file.
+        for name, lines, foreign, records in summary.not_audit_logs:
+            which = (
+                f"none of its {lines:,} line{'s' * (lines != 1)} is an audit record"
+                if not records
+                else f"{foreign:,} of its {lines:,} lines are not audit records"
+            )
+            sys.stderr.write(
+                f"urlsan report: {name} is not an audit log: {which} (JSON Lines written by the "
+                "proxy's urlsan_log or `urlsan audit`; for recorded traffic, run `urlsan audit` "
+                "on it first)\n"
+            )
+        return EXIT_BAD_LINES
     if args.json:
         text = json.dumps(summary.as_dict(), indent=2, ensure_ascii=False) + "\n"
     elif args.html:

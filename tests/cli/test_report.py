@@ -207,3 +207,28 @@ def test_an_empty_log(urlsan: RunUrlsan, tmp_path: Path, fmt: list[str]) -> None
     log = tmp_path / "audit.jsonl"
     log.write_bytes(b"")
     assert urlsan("report", *fmt, str(log)).status == 0
+
+
+@pytest.mark.parametrize("fmt", [[], ["--json"], ["--html"]])
+def test_a_file_that_is_no_audit_log(urlsan: RunUrlsan, tmp_path: Path, fmt: list[str]) -> None:
+    binary = tmp_path / "ls"
+    binary.write_bytes(bytes(range(11, 256)) * 40 + b"\n" * 4 + b"\x7fELF")
+    r = urlsan("report", *fmt, str(binary))
+    assert r.status == 3 and r.out == b""
+    assert f"urlsan report: {binary} is not an audit log: none of its 5 lines" in r.err
+    # Several inputs: the one that is not a log is named, and nothing is reported.
+    log = write_log(tmp_path / "audit.jsonl", RECORDS)
+    r = urlsan("report", *fmt, str(log), str(binary))
+    assert r.status == 3 and r.out == b"" and str(log) not in r.err
+
+
+def test_times_to_the_second_and_seconds_buckets(urlsan: RunUrlsan, tmp_path: Path) -> None:
+    records = [
+        record("2026-11-22T04:00:00.197Z", "rewritten"),
+        record("2026-11-22T04:00:34.861Z", "rewritten"),
+    ]
+    log = write_log(tmp_path / "audit.jsonl", records)
+    r = urlsan("report", str(log))
+    assert "from 2026-11-22T04:00:00Z to 2026-11-22T04:00:34Z (34s)" in r.out.decode()
+    d = json.loads(urlsan("report", "--json", str(log)).out)
+    assert d["timeline"]["bucket_seconds"] == 1 and len(d["timeline"]["buckets"]) == 35

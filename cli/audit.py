@@ -1,0 +1,309 @@
+"""`urlsan audit`: audit traffic recorded elsewhere (mitmproxy flow files, HAR, access logs).
+
+Every request-target is checked as the proxy checks it in ``urlsan_mode=audit``, and the same
+audit records are written (`urlsan.audit.record.build`, redacted and capped by ``serialize``),
+so ``urlsan report`` reads them unchanged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import importlib.util
+import sys
+import urllib.parse
+from collections.abc import Callable
+from typing import IO, Any, cast
+
+from ..addon.signed import detect_signature, may_carry_signature
+from ..audit import record, sources
+from ..audit.redact import DEFAULT_REDACT, Redactor
+from ..core import Edit, InvalidTarget, Policy, Result, canonicalize, canonicalize_authority
+from ..core.policy import PROFILES
+from .batch import Progress, input_size, open_output
+from .status import EXIT_BAD_LINES, EXIT_OK, EXIT_WRITE_ERROR, OutputError, UsageError
+
+_EXAMPLES = 5  # unreadable entries shown by place; the others only counted
+
+
+def add_parser(sub: Any) -> None:
+    audit = sub.add_parser(
+        "audit",
+        help="audit recorded traffic: mitmproxy flow files, HAR, access logs",
+        description="Check every request-target of recorded traffic as the proxy does in "
+        "audit mode, and write the same audit records (JSON Lines) for `urlsan report`. "
+        "Reads mitmproxy flow files (mitmdump -w; needs mitmproxy), HAR files and access logs "
+        "in the combined or common format (nginx, Apache); gzip is detected.",
+    )
+    audit.add_argument("files", nargs="+", metavar="FILE", help="recorded traffic; '-': stdin")
+    audit.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        default="-",
+        help="write the audit records to FILE (gzip if it ends in .gz; default: stdout)",
+    )
+    audit.add_argument(
+        "--format",
+        choices=("auto", *sources.FORMATS),
+        default="auto",
+        help="format of every FILE (default: auto, from its first bytes)",
+    )
+    # As canon's: no -p, which in `urlsan proxy -p` is mitmdump's port.
+    audit.add_argument(
+        "--profile",
+        default="rfc3986",
+        metavar="NAME",
+        help=f"rule profile: {', '.join(PROFILES)} (default: rfc3986, as the proxy's)",
+    )
+    audit.add_argument(
+        "--rules",
+        default="",
+        metavar="SPEC",
+        help="switch rules on and off, as urlsan_rules does: '+merge-slashes,-strip-fragment'",
+    )
+    audit.add_argument(
+        "--redact",
+        metavar="NAMES",
+        default=None,
+        help="comma-separated query parameter names whose values are masked in the records "
+        "(replaces the default list, as the proxy's urlsan_redact does)",
+    )
+    audit.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bar (shown on a terminal for inputs taking over 1 s)",
+    )
+    audit.add_argument(
+        "-q", "--quiet", action="store_true", help="no summary on stderr (problems still are)"
+    )
+    audit.set_defaults(func=cmd_audit)
+
+
+def _isatty(stream: IO[str]) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _policy(profile: str, rules: str) -> Policy:
+    """The proxy's policy for these options: strip-fragment is on unless switched off."""
+    try:
+        policy = Policy.profile(profile).with_rules("+strip-fragment")
+        return policy.with_rules(rules) if rules else policy
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
+class Auditor:
+    """Decides, as the proxy's audit mode does, what to record for one request."""
+
+    def __init__(self, policy: Policy, redactor: Redactor | None = None) -> None:
+        self.policy = policy
+        self.redactor = redactor or Redactor.of(DEFAULT_REDACT)
+        self._hosts: dict[tuple[str, str], tuple[str, tuple[Edit, ...]]] = {}
+
+    def authority(self, scheme: str, value: str | None) -> tuple[str | None, tuple[Edit, ...]]:
+        """The canonical Host (None if unchanged) and its edits, offsets into ``value``."""
+        if not value:
+            return None, ()
+        key = (scheme, value)
+        cached = self._hosts.get(key)
+        if cached is None:
+            result = canonicalize_authority(value, self.policy, scheme=scheme or "http")
+            cached = (result.url, result.edits)
+            if len(self._hosts) >= 1024:
+                self._hosts.clear()
+            self._hosts[key] = cached
+        canonical, edits = cached
+        return (None if canonical == value else canonical), edits
+
+    def check(self, request: sources.Request) -> dict[str, Any] | None:
+        """The audit record of ``request``, or None when the proxy would log nothing."""
+        target = request.target
+        form = "asterisk" if target == b"*" else ("origin" if target[:1] == b"/" else "auto")
+        host: str | None = None
+        host_edits: tuple[Edit, ...] = ()
+        refused: InvalidTarget | None = None
+        try:
+            result = canonicalize(target, self.policy, form=form)
+            host, host_edits = self.authority(request.scheme, request.host)
+        except InvalidTarget as e:
+            # A strict profile or an opt-in rejecting rule: audit mode only reports it.
+            refused = e  # said by rejected_by and reason: a rule's name is no finding
+            result = Result(target.decode("utf-8", "surrogateescape"), "")
+            action = "audited"
+        else:
+            if not (result.changed or host):
+                if not result.findings:
+                    return None
+                action = "unchanged"
+            elif self._signed(request):
+                action = "skipped-signed"
+            else:
+                action = "audited"
+        return record.build(
+            ts=record.rfc3339(request.ts) if request.ts is not None else "",
+            client=request.client,
+            method=request.method,
+            scheme=request.scheme,
+            host=host or request.host,
+            http_version=request.http_version,
+            before=result.input,
+            after=None if refused else result.url,
+            action=action,
+            edits=result.edits + host_edits,
+            findings=result.findings,
+            profile=self.policy.name,
+            reason=str(refused) if refused else "",
+            rejected_by=refused.rule if refused else "",
+        )
+
+    @staticmethod
+    def _signed(request: sources.Request) -> bool:
+        # As the proxy's default urlsan_signed=skip: any byte change would break the signature.
+        target = request.target
+        names: list[str] = []
+        if may_carry_signature(target):
+            query = target.partition(b"?")[2].partition(b"#")[0].decode("utf-8", "replace")
+            names = [k for k, _ in urllib.parse.parse_qsl(query, keep_blank_values=True)]
+        return detect_signature(names, request.authorization) is not None
+
+
+class _Tally:
+    def __init__(self) -> None:
+        self.requests = 0
+        self.records = 0
+        self.unreadable = 0
+        self.examples: list[str] = []
+
+    def bad(self, item: sources.Unreadable) -> None:
+        self.unreadable += 1
+        if len(self.examples) < _EXAMPLES:
+            self.examples.append(f"{item.where}: {item.why}")
+
+
+def _open(path: str, fmt: str) -> tuple[IO[bytes], str]:
+    try:
+        stream = sources.open_source(path)
+    except OSError as e:
+        raise UsageError(f"cannot read {path}: {e.strerror or e}") from None
+    try:
+        found = sources.detect(stream) if fmt == "auto" else fmt
+    except (EOFError, gzip.BadGzipFile) as e:  # a .gz torn or corrupt within its first bytes
+        _close(stream)
+        raise UsageError(f"cannot read {path}: {e}") from None
+    if found is None:
+        _close(stream)
+        raise UsageError(
+            f"{path}: not a mitmproxy flow file, a HAR file or an access log in the combined "
+            "format (use --format to say which)"
+        )
+    if found == "flows" and importlib.util.find_spec("mitmproxy") is None:
+        _close(stream)
+        raise UsageError(f"{path}: {sources.FLOWS_NEED}")
+    return stream, found
+
+
+def _close(stream: IO[bytes]) -> None:
+    if stream is not sys.stdin.buffer:
+        stream.close()  # `open_source` streams close their file, never standard input
+
+
+class _Output:
+    """The records' stream: a failed write is `OutputError` (exit status 4), not a traceback."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        try:
+            self.stream = open_output(path)
+        except OSError as e:
+            raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
+
+    def write(self, data: bytes) -> None:
+        try:
+            self.stream.write(data)
+        except BrokenPipeError:
+            raise  # `urlsan audit x.log | head`: main() ends quietly
+        except OSError as e:
+            raise OutputError(e.strerror or str(e)) from None
+
+    def close(self) -> None:
+        try:
+            if self.stream is sys.stdout.buffer:
+                self.stream.flush()
+            else:
+                self.stream.close()
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            raise OutputError(e.strerror or str(e)) from None
+
+
+def _audit_file(
+    stream: IO[bytes],
+    fmt: str,
+    name: str,
+    auditor: Auditor,
+    write: Callable[[bytes], None],
+    tally: _Tally,
+    progress: Progress,
+) -> None:
+    try:
+        for item in sources.read(stream, fmt, name):
+            if isinstance(item, sources.Unreadable):
+                tally.bad(item)
+                continue
+            tally.requests += 1
+            rec = auditor.check(item)
+            if rec is not None:
+                write(record.serialize(rec, auditor.redactor))
+                tally.records += 1
+            progress.update(tally.requests)
+    except (EOFError, gzip.BadGzipFile, UnicodeDecodeError) as e:
+        # A torn or corrupt .gz: what was read counts, the rest of this file cannot be found.
+        tally.bad(sources.Unreadable(name, f"cannot read further: {e}"))
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    names = DEFAULT_REDACT if args.redact is None else args.redact.split(",")
+    auditor = Auditor(_policy(args.profile, args.rules), Redactor.of(names))
+    # Every input is opened (and its format found) before anything is written.
+    opened = [(path, *_open(path, args.format)) for path in args.files]
+    out = _Output(args.output)
+    tally = _Tally()
+    err = sys.stderr
+    try:
+        try:
+            for path, stream, fmt in opened:
+                inner = getattr(stream, "raw", None)  # progress of a .gz in compressed bytes
+                size, position = input_size(
+                    cast(IO[bytes], inner) if isinstance(inner, gzip.GzipFile) else stream
+                )
+                enabled = not args.no_progress and _isatty(err)
+                progress = Progress(err, size, position, enabled=enabled)
+                name = "<stdin>" if path == "-" else path
+                try:
+                    _audit_file(stream, fmt, name, auditor, out.write, tally, progress)
+                finally:
+                    progress.close()
+                    _close(stream)
+        finally:
+            out.close()
+    except OutputError as e:
+        err.write(f"urlsan audit: cannot write {args.output}: {e}; the records are incomplete\n")
+        return EXIT_WRITE_ERROR
+    if not args.quiet:
+        err.write(
+            f"urlsan audit: {tally.requests:,} request{'s' * (tally.requests != 1)} checked, "
+            f"{tally.records:,} audit record{'s' * (tally.records != 1)} written\n"
+        )
+    if tally.unreadable:
+        err.write(
+            f"urlsan audit: {tally.unreadable:,} unreadable line{'s' * (tally.unreadable != 1)} "
+            f"or entr{'ies' if tally.unreadable != 1 else 'y'} left out, e.g.\n"
+        )
+        err.writelines(f"  {example}\n" for example in tally.examples)
+        return EXIT_BAD_LINES
+    return EXIT_OK

@@ -1,0 +1,87 @@
+"""The audit record builder shared by the addon and `urlsan audit` (audit/record.py)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from urlsan.audit import record
+from urlsan.audit.redact import DEFAULT_REDACT, Redactor
+from urlsan.core import Edit, Finding, Policy, Result, canonicalize
+
+REDACTOR = Redactor.of(DEFAULT_REDACT)
+
+
+def build(result: Result, **kw: Any) -> dict[str, Any]:
+    fields: dict[str, Any] = {
+        "ts": "2026-11-22T04:57:58.197Z",
+        "client": "192.0.2.10:51234",
+        "method": "GET",
+        "scheme": "http",
+        "host": "example.com",
+        "http_version": "HTTP/1.1",
+        "before": result.input,
+        "after": result.url,
+        "action": "rewritten",
+        "edits": result.edits,
+        "findings": result.findings,
+        **kw,
+    }
+    return record.build(**fields)
+
+
+def test_fields_in_the_order_the_proxy_writes_them() -> None:
+    result = canonicalize("/%7euser/./a?q=%41", Policy.profile("rfc3986"), form="origin")
+    rec = build(result, profile="rfc3986")
+    assert list(rec) == [
+        "ts", "client", "method", "scheme", "host", "http_version",
+        "before", "after", "action", "profile", "edits", "findings",
+    ]  # fmt: skip
+    assert rec["before"] == "/%7euser/./a?q=%41" and rec["after"] == "/~user/a?q=A"
+    assert rec["edits"] == [e.as_dict() for e in result.edits]
+    assert rec["findings"] == [f.as_dict() for f in result.findings]
+    assert "profile" not in build(result)  # only when the writer names it
+
+
+def test_a_refused_target() -> None:
+    finding = Finding("reject-escaped-slash", "path", 2, "escaped slash")
+    rec = build(
+        Result("/a%2fb", "", (), (finding,)),
+        action="rejected",
+        after=None,
+        reason="escaped slash (reject-escaped-slash, path at offset 2)",
+        rejected_by="reject-escaped-slash",
+    )
+    assert rec["after"] is None and rec["findings"] == [finding.as_dict()]
+    assert list(rec)[-2:] == ["reason", "rejected_by"]
+    assert rec["rejected_by"] == "reject-escaped-slash"
+
+
+def test_edits_are_capped_and_counted() -> None:
+    many = tuple(Edit("encode-unsafe", "path", i, i + 1, " ", "%20") for i in range(250))
+    rec = build(Result(" " * 250, "%20" * 250, many))
+    assert len(rec["edits"]) == record.MAX_EDITS and rec["edits_truncated"] == 150
+    # A caller that kept only the first edits says how many there were.
+    rec = build(Result(" " * 250, "%20" * 250, many[:100]), edits_total=250)
+    assert len(rec["edits"]) == record.MAX_EDITS and rec["edits_truncated"] == 150
+    rec = build(Result("/a", "/a"), edits=(Edit("lowercase-host", "host", 0, 2, "EX", "ex"),))
+    assert rec["edits"][0]["component"] == "host" and "edits_truncated" not in rec
+
+
+def test_serialize_masks_secrets_and_cuts_long_strings() -> None:
+    result = canonicalize("/a?token=s3cret&q=%41", Policy.profile("rfc3986"), form="origin")
+    line = record.serialize(build(result), REDACTOR)
+    assert line.endswith(b"\n") and b"s3cret" not in line and line.isascii()
+    assert json.loads(line)["after"] == "/a?token=***&q=A"
+    long = "/" + "a" * 20000
+    cut = json.loads(record.serialize(build(Result(long, long)), REDACTOR))
+    assert len(cut["before"]) == record.MAX_TEXT and cut["truncated"] is True
+
+
+def test_rfc3339_and_address() -> None:
+    assert record.rfc3339(1795323478.1979) == "2026-11-22T04:57:58.197Z"
+    assert record.rfc3339(1795323478.0) == "2026-11-22T04:57:58.000Z"
+    assert record.rfc3339(1795323478.9999) == "2026-11-22T04:57:58.999Z"
+    assert record.address(("192.0.2.1", 80)) == "192.0.2.1:80"
+    assert record.address(("::1", 443, 0, 0)) == "[::1]:443"
+    assert record.address(None) == ""

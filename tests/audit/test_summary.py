@@ -1,0 +1,151 @@
+"""The report's timeline buckets, hosts, and its refusal of files that are not audit logs."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from urlsan.audit.report import Summary, render_html, render_text
+
+START = datetime(2026, 11, 22, 4, 0, 0, 250000, tzinfo=UTC)
+
+
+def rec(seconds: float, action: str = "rewritten", **extra: Any) -> dict[str, Any]:
+    ts = (START + timedelta(seconds=seconds)).isoformat(timespec="milliseconds")
+    return {"ts": ts.replace("+00:00", "Z"), "action": action, "before": "/a", **extra}
+
+
+def summary(records: list[dict[str, Any]]) -> Summary:
+    s = Summary()
+    for r in records:
+        s.add(r)
+    return s
+
+
+@pytest.mark.parametrize(
+    ("span", "size"),
+    [
+        (0, 1),
+        (34, 1),  # a 34-second log: one column per second, not two one-minute blocks
+        (119, 1),
+        (120, 5),
+        (300, 5),
+        (900, 10),
+        (1800, 30),
+        (3600, 60),
+        (5 * 3600, 300),
+        (24 * 3600, 900),
+        (4 * 86400, 3600),
+        (27 * 86400, 6 * 3600),
+        (100 * 86400, 86400),
+        (700 * 86400, 7 * 86400),
+        (3 * 365 * 86400, 30 * 86400),
+    ],
+)
+def test_buckets_fit_the_span(span: int, size: int) -> None:
+    s = summary([rec(0), rec(span / 2), rec(span)])
+    got, buckets = s.timeline()
+    assert got == size
+    assert 1 <= len(buckets) <= 121
+    assert sum(b.requests for _, b in buckets) == 3
+    assert buckets[0][0] <= START.timestamp() < buckets[0][0] + size
+
+
+def test_counts_survive_coarsening_out_of_order() -> None:
+    # Records out of order, and a span that grows from seconds to days: every request is kept
+    # in the right bucket, and the slots stay few.
+    times = [50, 3, 40000, 1, 200000, 7, 86400 * 3, 86400 * 3 + 1]
+    s = summary([rec(t, "rejected" if t % 2 else "rewritten") for t in times])
+    size, buckets = s.timeline()
+    assert size == 3600 and len(s.slots) <= len(times)
+    assert sum(b.requests for _, b in buckets) == len(times)
+    assert sum(b.rejected for _, b in buckets) == 4
+    first = buckets[0][1]
+    assert (first.requests, first.changed, first.rejected) == (4, 1, 3)  # 1, 3, 7, 50 s
+
+
+def test_a_long_log_keeps_few_slots() -> None:
+    s = Summary()
+    for minute in range(0, 60 * 24 * 29, 7):  # 29 days, a record every 7 minutes
+        s.add(rec(minute * 60))
+    assert len(s.slots) <= 300
+    size, buckets = s.timeline()
+    assert size == 6 * 3600 and sum(b.requests for _, b in buckets) == len(
+        range(0, 60 * 24 * 29, 7)
+    )
+
+
+def test_times_are_shown_to_the_second() -> None:
+    s = summary([rec(0.25), rec(34.5)])
+    d = s.as_dict()
+    assert d["time_range"]["first"] == "2026-11-22T04:00:00Z"
+    assert d["time_range"]["last"] == "2026-11-22T04:00:34Z"
+    assert "from 2026-11-22T04:00:00Z to 2026-11-22T04:00:34Z (34s)" in render_text(s)
+    assert d["timeline"]["bucket_seconds"] == 1
+    assert d["timeline"]["buckets"][1]["start"] == "2026-11-22T04:00:01Z"
+    page = render_html(s)
+    assert "(per 1s)" in page and "11-22 04:00:00" in page and ".250" not in page
+
+
+def test_one_host_with_and_without_its_default_port() -> None:
+    s = summary(
+        [
+            rec(0, host="Example.COM", scheme="http"),
+            rec(1, host="example.com:80", scheme="http"),
+            rec(2, host="example.com:443", scheme="https"),
+            rec(3, host="example.com:443", scheme="http"),  # not the default port of http
+            rec(4, host="example.com:8080"),
+            rec(5, host="example.com:80"),  # no scheme: either default port
+        ]
+    )
+    hosts = {h["host"]: h["requests"] for h in s.as_dict()["hosts"]}
+    assert hosts == {"example.com": 4, "example.com:443": 1, "example.com:8080": 1}
+
+
+def read(data: bytes) -> Summary:
+    s = Summary()
+    s.read(io.BytesIO(data), "f")
+    return s
+
+
+def test_not_an_audit_log() -> None:
+    ls = Path(sys.executable).read_bytes()[:200000]  # a binary, like /bin/ls
+    assert read(ls).not_audit_logs[0][0] == "f"
+    other_jsonl = b"".join(json.dumps({"n": i}).encode() + b"\n" for i in range(10))
+    assert read(other_jsonl).not_audit_logs == [("f", 10, 10, 0)]
+    mostly_not = json.dumps(rec(0)).encode() + b"\n" + b"x\n" * 3
+    assert read(mostly_not).not_audit_logs == [("f", 4, 3, 1)]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"",  # an empty log
+        b"\n\n",
+        json.dumps(rec(0)).encode() + b"\nnot json\n",  # one bad line in two: still a log
+        b'{"ts": "2026-11-22T04:00:00Z", "ac',  # the first record, still being written
+    ],
+)
+def test_an_audit_log(data: bytes) -> None:
+    assert read(data).not_audit_logs == []
+
+
+def test_urlsan_report_refuses_a_binary(tmp_path: Path) -> None:
+    binary = tmp_path / "ls"
+    binary.write_bytes(Path(sys.executable).read_bytes()[:100000])
+    out = tmp_path / "report.html"
+    run = subprocess.run(
+        [sys.executable, "-m", "urlsan.cli", "report", "--html", "-o", str(out), str(binary)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 3, run.stderr
+    assert f"{binary} is not an audit log: none of its" in run.stderr
+    assert run.stdout == "" and not out.exists()
