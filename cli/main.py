@@ -17,19 +17,30 @@ import os
 import sys
 from collections.abc import Sequence
 
-from . import canon, report, rules
+from .._about import warn_if_no_twin
+from . import audit, canon, report, rules
 from .status import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_USAGE, UsageError
 
 PROXY_NEEDS = "urlsan proxy needs mitmproxy: pip install 'urlsan[proxy]'"
 
 
-def _version() -> str:
-    try:
-        from importlib.metadata import version
+class _Version(argparse.Action):
+    """``--version``: urlsan's, Python's and mitmproxy's, and which canonicalizer runs (several
+    lines, which argparse's own version action would fold into one)."""
 
-        return version("urlsan")
-    except Exception:
-        return "unknown"
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(
+            option_strings,
+            dest,
+            nargs=0,
+            help="show versions and which canonicalizer runs, and exit",
+        )
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
+        from .._about import version_report
+
+        print(version_report())
+        parser.exit()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,10 +50,11 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Exit statuses: 0 ok, 1 --check found offenders, 2 usage, 3 bad lines. "
         "See docs/cli.md.",
     )
-    parser.add_argument("--version", action="version", version=f"urlsan {_version()}")
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     canon.add_parser(sub)
     report.add_parser(sub)
+    audit.add_parser(sub)
     rules.add_parser(sub)
     sub.add_parser(
         "proxy",
@@ -61,6 +73,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(args_list)
     except SystemExit as e:  # argparse: --help and --version exit 0, mistakes exit 2
         return int(e.code or 0)
+    if args.command == "canon":
+        warn_if_no_twin()
     try:
         return int(args.func(args))
     except UsageError as e:
@@ -87,6 +101,7 @@ def proxy(argv: list[str]) -> int:
         else:
             print(f"urlsan proxy is not available: {e}", file=sys.stderr)
         return EXIT_USAGE
+    warn_if_no_twin()
     return int(proxy_main(argv))
 
 

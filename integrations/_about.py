@@ -1,0 +1,98 @@
+"""What this install of urlsan is: ``urlsan --version``, and the one warning a user without the
+compiled twin (urlsan.core._speedups) gets from ``urlsan canon``, ``urlsan proxy`` and the addon.
+
+Without the twin the pure-Python driver does all the work, about 8x slower on URLs that need
+rewriting (README, Speed): a pip that found no wheel for the platform and no C compiler installs
+urlsan that way without a word, so urlsan says it once per process.  Nothing is said when the
+user asked for it with ``URLSAN_NO_EXTENSIONS``.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+from collections.abc import Callable
+
+NO_TWIN_FIX = (
+    "install a wheel (pip install --force-reinstall --only-binary urlsan urlsan), "
+    "or install a C compiler and reinstall (pip install --force-reinstall --no-binary urlsan "
+    "urlsan; from a checkout: pip install -e .)"
+)
+_warned = False
+
+
+def _distribution_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    from . import __version__
+
+    try:
+        return version("urlsan")
+    except PackageNotFoundError:  # run from a tree that was never installed
+        return __version__
+
+
+def twin_loaded() -> bool:
+    """Whether canonicalize runs the compiled twin first."""
+    from .core import compiled
+
+    return compiled.twin is not None
+
+
+def engine() -> str:
+    """The canonicalizer this process runs, in words."""
+    if twin_loaded():
+        from .core import _speedups
+
+        return f"compiled ({_speedups.__file__})"
+    if os.environ.get("URLSAN_NO_EXTENSIONS"):
+        return "pure Python (URLSAN_NO_EXTENSIONS is set)"
+    return "pure Python: the compiled twin urlsan.core._speedups is not installed"
+
+
+def _mitmproxy_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("mitmproxy")
+    except PackageNotFoundError:
+        return "not installed (pip install 'urlsan[proxy]')"
+
+
+def version_report() -> str:
+    """``urlsan --version``: one ``name: value`` line each, the first as tools print it."""
+    py = f"{platform.python_implementation()} {platform.python_version()} ({sys.executable})"
+    return "\n".join(
+        [
+            f"urlsan {_distribution_version()}",
+            f"python: {py}",
+            f"mitmproxy: {_mitmproxy_version()}",
+            f"canonicalizer: {engine()}",
+        ]
+    )
+
+
+def no_twin_warning() -> str | None:
+    """The warning for a process without the twin, or None when there is nothing to say."""
+    if twin_loaded() or os.environ.get("URLSAN_NO_EXTENSIONS"):
+        return None
+    return (
+        "urlsan: the compiled canonicalizer (urlsan.core._speedups) is not installed, so the "
+        "pure-Python one runs, about 8x slower on URLs that need rewriting. To fix it: "
+        + NO_TWIN_FIX
+    )
+
+
+def warn_if_no_twin(emit: Callable[[str], object] | None = None) -> None:
+    """Say `no_twin_warning` once per process: to ``emit`` (e.g. ``logging.warning``), or to
+    standard error."""
+    global _warned
+    message = no_twin_warning()
+    if _warned or message is None:
+        return
+    _warned = True
+    if emit is None:
+        print(message, file=sys.stderr)
+    else:
+        emit(message)
