@@ -18,7 +18,9 @@ import idna
 _APPENDIX_B = re.compile(
     r"(?:([A-Za-z][A-Za-z0-9+.\-]*):)?(?://([^/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#(.*))?", re.DOTALL
 )
-_AUTHORITY = re.compile(r"(?:\[[^/?#@\]]*\]|[^:/?#@\[\]]+):[0-9]+", re.DOTALL)  # a port is required
+# auto form's authority-form: a host no scheme can start (IP-literal, or a leading digit) and a
+# port, which is required ("1:" is a relative path; "a:1" reads as a scheme).
+_AUTHORITY = re.compile(r"(?:\[[^/?#@\]]*\]|[0-9][^:/?#@\[\]]*):[0-9]+", re.DOTALL)
 _ORIGIN = re.compile(r"([^?#]*)(?:\?([^#]*))?(?:#(.*))?", re.DOTALL)
 _ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
 _BASE_DEPTH = 100  # deeper than any relative path the tests generate climbs
@@ -122,7 +124,8 @@ def server_view(target: str, form: str = "auto") -> dict[str, Any]:
     if authority is not None:
         userinfo, _, hostport = authority.rpartition("@")
         host, colon, port = hostport.rpartition(":")
-        if not colon or (not port.isdigit() and port != "") or "]" in port:
+        unclosed = hostport[:1] == "[" and "]" not in hostport  # all host: "[::1" has no port
+        if not colon or (not port.isdigit() and port != "") or "]" in port or unclosed:
             host, port = hostport, ""
         view["userinfo"] = decode(userinfo)
         view["host"] = host_view(host)

@@ -176,7 +176,7 @@ def test_output_is_an_ascii_uri_reference_and_idempotent(policy: Policy, target:
 @example(target="\u00c0:")
 def test_default_profile_keeps_what_a_server_sees(target: str) -> None:
     result = canonicalize(target)
-    form = detect_form(target)  # "é:80" is authority-form; its "xn--9ca:80" reads as a scheme
+    form = detect_form(target)
     form = form if form in ("origin", "authority") else "auto"
     assert server_view(result.url, form) == server_view(target, form), result
 
