@@ -1,18 +1,15 @@
-"""A Scrapy spider whose requests all go through `urlsan proxy`.
+"""A Scrapy spider that deduplicates with urlsan, and optionally sends canonical URLs only.
 
-    urlsan proxy --listen-port 8080 --set urlsan_profile=crawler \
-        --set urlsan_log=crawl-audit.jsonl &
+    python examples/crawl_scrapy.py http://example.com/              # urlsan's fingerprint
+    python examples/crawl_scrapy.py --rewrite http://example.com/    # and canonical requests
     python examples/crawl_scrapy.py --proxy http://127.0.0.1:8080 http://example.com/
 
-Scrapy sends what it joined from the page: dot segments resolved, but `%7E`, lower-case escapes
-and tracking parameters as written, so the site sees `/%7Eguide/intro` and `/~guide/intro` as two
-pages.  Through the proxy (here with ``--set urlsan_profile=crawler``) it sees one.
-
-The proxy is set per request with ``meta["proxy"]``, which Scrapy's HttpProxyMiddleware honours
-(the `http_proxy` environment variable works as well).  For https:// sites, Scrapy does not check
-certificates by default, so mitmproxy's CA needs no set-up.
-
-For deduplication inside Scrapy itself, see `frontier.py`'s `UrlsanFingerprinter`.
+What a Scrapy project writes in its settings is the ``SETTINGS`` dict below: urlsan's request
+fingerprinter, so that the duplicate filter and the HTTP cache see `/%7Eguide/intro`,
+`/~guide/intro` and `/~guide/intro?utm_source=feed` as one page, and with ``--rewrite`` the
+downloader middleware that sends the canonical URL.  ``--proxy`` sends the traffic through
+`urlsan proxy` as well (``urlsan proxy --listen-port 8080 --set urlsan_profile=crawler``): the
+site then sees canonical request-targets whatever the spider does.
 """
 
 from __future__ import annotations
@@ -27,16 +24,21 @@ import scrapy
 from scrapy.crawler import CrawlerProcess
 from scrapy.http import Response
 
+SETTINGS: dict[str, Any] = {
+    "REQUEST_FINGERPRINTER_CLASS": "urlsan.scrapy.RequestFingerprinter",
+    "URLSAN_PROFILE": "crawler",  # the default: no fragment, no tracking parameters, sorted query
+}
+REWRITE = {"DOWNLOADER_MIDDLEWARES": {"urlsan.scrapy.CanonicalUrlMiddleware": 50}}
+
 
 class SiteSpider(scrapy.Spider):
     name = "site"
 
-    def __init__(self, start: str, proxy: str, max_pages: int = 50, **kwargs: Any) -> None:
+    def __init__(self, start: str, proxy: str | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.start_url = start
-        self.proxy = proxy
+        self.meta = {"proxy": proxy} if proxy else {}
         self.allowed_domains = [urlsplit(start).hostname or ""]
-        self.custom_max = max_pages
         self.fetched: list[str] = []
 
     async def start(self) -> AsyncIterator[scrapy.Request]:  # Scrapy 2.13 and later
@@ -44,42 +46,33 @@ class SiteSpider(scrapy.Spider):
             yield request
 
     def start_requests(self) -> Iterator[scrapy.Request]:  # earlier versions
-        yield scrapy.Request(self.start_url, meta={"proxy": self.proxy})
+        yield scrapy.Request(self.start_url, meta=self.meta)
 
     def parse(self, response: Response, **kwargs: Any) -> Iterator[scrapy.Request]:
         self.fetched.append(response.url)
-        self.logger.info("%s %s", response.status, response.url)
-        if len(self.fetched) >= self.custom_max or not hasattr(response, "css"):
-            return
-        for href in response.css("a::attr(href)").getall():
-            yield response.follow(href, callback=self.parse, meta={"proxy": self.proxy})
+        if hasattr(response, "css"):  # an HTML page
+            yield from response.follow_all(css="a", meta=self.meta)
 
 
-def crawl(start: str, proxy: str, max_pages: int = 50) -> list[str]:
+def crawl(start: str, proxy: str | None = None, rewrite: bool = False) -> list[str]:
     """Run the spider to the end; returns the URLs Scrapy fetched."""
-    process = CrawlerProcess(
-        settings={
-            "LOG_LEVEL": "WARNING",
-            "ROBOTSTXT_OBEY": False,
-            "TELNETCONSOLE_ENABLED": False,
-            "HTTPERROR_ALLOW_ALL": True,
-        }
-    )
+    settings = {**SETTINGS, **(REWRITE if rewrite else {})}
+    settings.update(LOG_LEVEL="WARNING", ROBOTSTXT_OBEY=False, HTTPERROR_ALLOW_ALL=True)
+    process = CrawlerProcess(settings=settings)
     crawler = process.create_crawler(SiteSpider)
-    process.crawl(crawler, start=start, proxy=proxy, max_pages=max_pages)
+    process.crawl(crawler, start=start, proxy=proxy)
     process.start()
-    spider = crawler.spider
-    assert isinstance(spider, SiteSpider)
-    return spider.fetched
+    assert isinstance(crawler.spider, SiteSpider)
+    return crawler.spider.fetched
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("start", help="the first URL")
-    parser.add_argument("--proxy", default="http://127.0.0.1:8080", help="urlsan proxy URL")
-    parser.add_argument("--max-pages", type=int, default=50)
+    parser.add_argument("--rewrite", action="store_true", help="send canonical URLs only")
+    parser.add_argument("--proxy", help="send the traffic through this proxy (urlsan proxy)")
     args = parser.parse_args(argv)
-    for url in crawl(args.start, args.proxy, args.max_pages):
+    for url in crawl(args.start, args.proxy, args.rewrite):
         print(url)
     return 0
 

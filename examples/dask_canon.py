@@ -8,8 +8,10 @@ Reads URL lists (one per line; gzip by the file name; anything fsspec reads: loc
 gs://, hdfs://), canonicalizes each URL, drops the duplicates with a shuffle (no single machine
 ever holds the distinct set), and writes the distinct canonical URLs as gzipped text parts.
 
-The workers need urlsan installed (``pip install urlsan`` in the worker image); the policy
-travels to them pickled inside the task graph, and `canonicalize` has no per-call set-up.
+The URL work is urlsan's own Dask function, `urlsan.dask.canonicalize_partition` (with
+`canonicalize_frame` for DataFrames); this file is the job around it.  The workers need urlsan
+installed (``pip install 'urlsan[dask]'`` in the worker image); the policy travels to them
+pickled inside the task graph.
 """
 
 from __future__ import annotations
@@ -26,20 +28,8 @@ import dask.bag as db
 import fsspec
 from dask.distributed import Client, LocalCluster
 from fsspec.utils import infer_compression
-from urlsan.core import InvalidTarget, Policy, canonicalize
-
-MAX_LINE = 64 * 1024  # the CLI's limit: longer lines are not URLs
-
-
-def canonical_or_none(line: str, policy: Policy) -> tuple[str | None]:
-    """The canonical URL of one input line, as a row; None for a blank, absurd or refused line."""
-    line = line.strip()
-    if not line or len(line) > MAX_LINE:
-        return (None,)
-    try:
-        return (canonicalize(line, policy).url,)
-    except InvalidTarget:
-        return (None,)
+from urlsan.core import Policy
+from urlsan.dask import META, build_policy, canonicalize_partition
 
 
 class Stats(NamedTuple):
@@ -66,8 +56,8 @@ def run(paths: list[str], output: str, policy: Policy, partitions: int | None = 
     if not parts:
         raise FileNotFoundError(f"no input matches {' '.join(paths)}")
     lines = db.concat(parts)
-    rows = lines.map(canonical_or_none, policy).to_dataframe(meta={"url": "string"})
-    urls = rows.dropna()
+    rows = lines.map_partitions(canonicalize_partition, policy=policy).to_dataframe(meta=META)
+    urls = rows[["url"]].dropna()  # blank lines and refused URLs have none
     distinct = urls.drop_duplicates(split_out=partitions or True)  # a hash-partitioned shuffle
     # Canonical URLs hold no tab, quote or newline (they are percent-encoded), so plain text.
     write = distinct.to_csv(
@@ -93,11 +83,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2, help="local cluster: worker processes")
     parser.add_argument("--profile", default="crawler", help="urlsan profile (default: crawler)")
     parser.add_argument("--rules", default="", help="rules on/off: '+merge-slashes'")
+    parser.add_argument("--drop-params", action="append", default=[], help="'utm_*' 'h.com:ref'")
+    parser.add_argument("--keep-params", action="append", default=[], help="'shop.test:id,page'")
     parser.add_argument("--partitions", type=int, help="output parts (default: Dask decides)")
     args = parser.parse_args(argv)
-    policy = Policy.profile(args.profile)
-    if args.rules:
-        policy = policy.with_rules(args.rules)
+    policy = build_policy(args.profile, args.rules, args.drop_params, args.keep_params)
 
     # The P2P shuffle logs its start and end at WARNING level; they are not warnings.
     logging.getLogger("distributed.shuffle._scheduler_plugin").setLevel(logging.ERROR)

@@ -1,4 +1,4 @@
-"""urlsan as the deduplication key of a crawl frontier, and as Scrapy's request fingerprint.
+"""urlsan as the deduplication key of a crawl frontier.
 
 A crawler that keys its "seen" set on the URL as written fetches `/%7Eguide/intro`,
 `/~guide/intro` and `/~guide/./intro?utm_source=feed` three times.  Keyed on the canonical form,
@@ -9,31 +9,18 @@ same resource.
     python examples/frontier.py urls.txt          # the fetch order, and how many collapsed
     python examples/frontier.py --profile rfc3986 < urls.txt
 
-In Scrapy, set ``REQUEST_FINGERPRINTER_CLASS = "frontier.UrlsanFingerprinter"`` (with this file
-importable) and its duplicate filter and HTTP cache use urlsan's canonical form.
+In Scrapy, the same key is one setting away (docs/crawling.md):
+``REQUEST_FINGERPRINTER_CLASS = "urlsan.scrapy.RequestFingerprinter"``.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import sys
 from collections import deque
-from typing import Any
-from weakref import WeakKeyDictionary
 
 from urlsan.core import InvalidTarget, Policy, canonicalize
-
-CRAWLER = Policy.profile("crawler")
-
-
-def url_key(url: str, policy: Policy = CRAWLER) -> str | None:
-    """The canonical form of ``url``, or None for a URL the policy refuses (strict profiles)."""
-    try:
-        return canonicalize(url, policy).url
-    except InvalidTarget:
-        return None
 
 
 class Frontier:
@@ -44,16 +31,17 @@ class Frontier:
     Bloom filter; the key is the same.)
     """
 
-    def __init__(self, policy: Policy = CRAWLER) -> None:
-        self.policy = policy
+    def __init__(self, policy: Policy | None = None) -> None:
+        self.policy = policy or Policy.profile("crawler")
         self._queue: deque[str] = deque()
         self._seen: set[bytes] = set()
         self.added = self.duplicates = self.refused = 0
 
     def add(self, url: str) -> bool:
         """Queue the canonical form of ``url`` unless it was seen before; True if queued."""
-        key = url_key(url, self.policy)
-        if key is None:
+        try:
+            key = canonicalize(url, self.policy).url
+        except InvalidTarget:  # only strict policies refuse
             self.refused += 1
             return False
         digest = hashlib.blake2b(key.encode(), digest_size=16).digest()
@@ -70,32 +58,6 @@ class Frontier:
 
     def __len__(self) -> int:
         return len(self._queue)
-
-
-class UrlsanFingerprinter:
-    """A Scrapy request fingerprinter (``REQUEST_FINGERPRINTER_CLASS``) keyed on urlsan.
-
-    Like Scrapy's default, the fingerprint covers the method, the URL and the body; the URL is
-    urlsan's canonical form under the ``URLSAN_PROFILE`` setting (default: crawler) instead of
-    w3lib's ``canonicalize_url``.
-    """
-
-    def __init__(self, profile: str = "crawler") -> None:
-        self.policy = Policy.profile(profile)
-        self._cache: WeakKeyDictionary[Any, bytes] = WeakKeyDictionary()
-
-    @classmethod
-    def from_crawler(cls, crawler: Any) -> UrlsanFingerprinter:
-        return cls(crawler.settings.get("URLSAN_PROFILE", "crawler"))
-
-    def fingerprint(self, request: Any) -> bytes:
-        cached = self._cache.get(request)
-        if cached is None:
-            url = url_key(request.url, self.policy) or request.url
-            data = {"method": request.method, "url": url, "body": (request.body or b"").hex()}
-            cached = hashlib.sha1(json.dumps(data, sort_keys=True).encode()).digest()
-            self._cache[request] = cached
-        return cached
 
 
 def main(argv: list[str] | None = None) -> int:

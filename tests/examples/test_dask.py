@@ -1,4 +1,5 @@
-"""examples/dask_canon.py on a local cluster of two worker processes, as it runs on a real one."""
+"""examples/dask_canon.py (the job around urlsan.dask) on a local cluster of two worker
+processes, as it runs on a real one."""
 
 from __future__ import annotations
 

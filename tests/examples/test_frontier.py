@@ -1,15 +1,27 @@
-"""examples/frontier.py: the library as a crawl frontier's key and as Scrapy's fingerprint."""
+"""examples/frontier.py and examples/crawl_scrapy.py: deduplicating in the crawler itself."""
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
+from types import ModuleType
 
 import pytest
-from example_harness import EXAMPLES, example_env
+from example_harness import EXAMPLES, Origin, example_env
+from urlsan.core import Policy
 
-sys.path.insert(0, str(EXAMPLES))
-import frontier
+
+def load(name: str) -> ModuleType:
+    """An example file as a module, without putting examples/ on sys.path."""
+    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+frontier = load("frontier")
 
 VARIANTS = [
     "http://example.com/~guide/intro",
@@ -29,19 +41,19 @@ def test_one_fetch_per_canonical_form() -> None:
 
 
 def test_meaning_keeping_profile_keeps_tracking_parameters_apart() -> None:
-    f = frontier.Frontier(frontier.Policy.profile("rfc3986"))
+    f = frontier.Frontier(Policy.profile("rfc3986"))
     for url in VARIANTS:
         f.add(url)
     assert f.added == 3  # the utm_ variant and the one with an empty query differ under RFC 3986
 
 
 def test_refused_urls_are_counted() -> None:
-    f = frontier.Frontier(frontier.Policy.profile("strict"))
+    f = frontier.Frontier(Policy.profile("strict"))
     assert not f.add("http://a/b c")
     assert f.refused == 1
 
 
-def test_command_line(tmp_path: object) -> None:
+def test_command_line() -> None:
     p = subprocess.run(
         [sys.executable, str(EXAMPLES / "frontier.py")],
         input="\n".join(VARIANTS) + "\n\n",
@@ -55,25 +67,29 @@ def test_command_line(tmp_path: object) -> None:
     assert p.stderr == "1 to fetch, 3 duplicates collapsed, 0 refused\n"
 
 
-def test_scrapy_fingerprinter() -> None:
-    scrapy = pytest.importorskip("scrapy")
-    fp = frontier.UrlsanFingerprinter()
-    prints = {fp.fingerprint(scrapy.Request(u)) for u in VARIANTS}
-    assert len(prints) == 1
-    assert fp.fingerprint(scrapy.Request(VARIANTS[0], method="POST")) not in prints
-    assert fp.fingerprint(scrapy.Request("http://example.com/other")) not in prints
-    # Scrapy's own fingerprint tells %7E and ~ apart, and keeps tracking parameters.
-    from scrapy.utils.request import RequestFingerprinter
+def crawl_scrapy(origin: Origin, *args: str) -> list[str]:
+    pytest.importorskip("scrapy")
+    crawl = subprocess.run(
+        [sys.executable, str(EXAMPLES / "crawl_scrapy.py"), *args, f"{origin.url}/"],
+        env=example_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert crawl.returncode == 0, crawl.stderr
+    return crawl.stdout.splitlines()
 
-    default = RequestFingerprinter()
-    assert len({default.fingerprint(scrapy.Request(u)) for u in VARIANTS}) > 1
+
+def test_scrapy_example_fetches_each_page_once(origin: Origin) -> None:
+    crawl_scrapy(origin)
+    # "/~guide/intro" (linked from its own page) and the fbclid spelling of the search are the
+    # same pages as "/%7Eguide/intro" and the utm_source spelling fetched before them.
+    assert sorted(origin.targets) == [
+        "/", "/%7Eguide/intro", "/about", "/search?utm_source=feed&q=a%2fb&a=1",
+    ]  # fmt: skip
 
 
-def test_the_snippet_in_docs_crawling() -> None:
-    doc = (EXAMPLES.parent / "docs" / "crawling.md").read_text()
-    code = doc.split("```python\n", 1)[1].split("```", 1)[0]
-    call, expected = code.rsplit("\n# ", 1)
-    namespace: dict[str, object] = {}
-    exec(call.rsplit("\n\n", 1)[0], namespace)
-    last_line = call.rsplit("\n\n", 1)[1]
-    assert repr(eval(last_line, namespace)) == expected.strip()
+def test_scrapy_example_rewrites_to_canonical_urls(origin: Origin) -> None:
+    fetched = crawl_scrapy(origin, "--rewrite")
+    assert sorted(origin.targets) == ["/", "/about", "/search?a=1&q=a%2Fb", "/~guide/intro"]
+    assert f"{origin.url}/search?a=1&q=a%2Fb" in fetched

@@ -1,0 +1,183 @@
+"""URLs per second per core through urlsan's Spark UDF and Dask functions, against the plain
+in-process loop over `urlsan.core.canonicalize` on the same URLs.
+
+    .venv/bin/python bench/integrations.py [--repeat 4] [--rounds 3] [--only spark,dask]
+
+Corpora: ada-kasztp.txt and ada-userbait.txt from ada-url/url-various-datasets (~59k real URLs,
+see ../shared/data/SOURCES.md), repeated ``--repeat`` times.  Each cluster path runs on two
+cores (Spark ``local[2]``; a Dask LocalCluster of two single-threaded worker processes); the
+loop on one.  The input is loaded into the cluster (cached, persisted) before the clock starts,
+and the cluster is warmed up with one untimed run, so the figures are the steady cost per URL:
+Arrow or pickle transfer, the pandas glue, the scheduler, and canonicalization itself, not the
+JVM's start.
+
+"Per core" is URLs per CPU-second: the CPU time of this process and every process under it (the
+JVM and its Python workers; the Dask nanny and worker processes), so that other load on a shared
+machine does not count, and neither do idle cores.  Wall-clock seconds are shown too.  The best
+of ``--rounds`` counts.  Every round builds a new task graph or DataFrame, so that neither Dask
+(results still in worker memory) nor Spark (a plan it collected before) skips the work.  Goal
+(issue #12): at least 0.5x the loop per core.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import psutil
+from urlsan.core import Policy, canonicalize
+
+HERE = Path(__file__).resolve().parent
+CORPORA = ("ada-kasztp.txt", "ada-userbait.txt")
+CRAWLER = Policy.profile("crawler")
+
+
+def load(corpus_dir: Path, repeat: int) -> list[str]:
+    urls: list[str] = []
+    for name in CORPORA:
+        path = corpus_dir / name
+        if not path.exists():
+            sys.exit(f"corpus {path} is missing: pass --corpus-dir (see shared/data/SOURCES.md)")
+        with path.open(encoding="utf-8", errors="surrogateescape") as f:
+            urls += [line.rstrip("\r\n").lstrip("\ufeff") for line in f]
+    return [u for u in urls if u] * repeat
+
+
+class Row(NamedTuple):
+    path: str
+    cores: int
+    seconds: float  # wall clock
+    cpu: float  # CPU seconds of this process and all under it
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process and its descendants (exited ones through their parents)."""
+    me = psutil.Process()
+    total = 0.0
+    for process in [me, *me.children(recursive=True)]:
+        with contextlib.suppress(psutil.Error):
+            t = process.cpu_times()
+            total += t.user + t.system + t.children_user + t.children_system
+    return total
+
+
+def best(path: str, cores: int, rounds: int, run: Callable[[int], object]) -> Row:
+    walls, cpus = [], []
+    for i in range(rounds):
+        cpu, started = cpu_seconds(), time.perf_counter()
+        run(i)
+        walls.append(time.perf_counter() - started)
+        cpus.append(cpu_seconds() - cpu)
+    return Row(path, cores, min(walls), min(cpus))
+
+
+def loop(urls: list[str], rounds: int) -> list[Row]:
+    def canonical_urls(_: int) -> object:
+        return [canonicalize(u, CRAWLER).url for u in urls]
+
+    canonical_urls(-1)  # warm: tables built, caches filled
+    return [best("in-process loop, canonicalize()", 1, rounds, canonical_urls)]
+
+
+def spark(urls: list[str], rounds: int) -> list[Row]:
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+    from pyspark.sql import functions as F
+    from urlsan.spark import canonicalize_udf
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("urlsan-bench")
+        .config("spark.ui.enabled", "false")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    try:
+        frame = session.createDataFrame([(u,) for u in urls], "url string").repartition(4)
+        frame = frame.cache()
+        frame.count()  # loaded into the executors' memory before the clock starts
+
+        def run(_: int) -> object:
+            # A new DataFrame each round: collecting the same one twice can skip the work.
+            canonical = canonicalize_udf("url").url
+            return frame.select(F.sum(F.length(canonical))).collect()
+
+        run(-1)  # warm: Python workers started, urlsan imported in them
+        return [best("Spark pandas UDF, local[2]", 2, rounds, run)]
+    finally:
+        session.stop()
+
+
+def dask(urls: list[str], rounds: int) -> list[Row]:
+    import dask.bag as db
+    import dask.dataframe as dd
+    import pandas as pd
+    from distributed import Client, LocalCluster, wait
+    from urlsan.dask import META, canonicalize_frame, canonicalize_partition
+
+    logging.getLogger("distributed").setLevel(logging.ERROR)
+    rows = []
+    with (
+        LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster,
+        Client(cluster) as client,
+    ):
+        frame = client.persist(dd.from_pandas(pd.Series(urls, name="url"), npartitions=8))
+        bag = client.persist(db.from_sequence(urls, npartitions=8))
+        wait([frame, bag])
+        jobs: dict[str, Callable[[int], Any]] = {
+            "Dask DataFrame map_partitions, 2 workers": lambda i: frame.map_partitions(
+                canonicalize_frame, meta=META, token=f"urlsan-{i}"
+            ).url.count(),
+            "Dask Bag map_partitions, 2 workers": lambda i: bag.map_partitions(
+                canonicalize_partition, token=f"urlsan-{i}"
+            ).count(),
+        }
+        for name, job in jobs.items():
+            job(-1).compute()  # warm
+            rows.append(best(name, 2, rounds, lambda i, job=job: job(i).compute()))
+    return rows
+
+
+def table(n: int, rows: list[Row]) -> str:
+    base = n / rows[0].cpu  # URLs per CPU-second in the loop
+    lines = [
+        f"{n:,} URLs (crawler profile)",
+        "",
+        "| path | cores | wall s | URLs/s (wall) | CPU s | URLs per CPU-second | vs loop |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        per_core = n / row.cpu
+        lines.append(
+            f"| {row.path} | {row.cores} | {row.seconds:.2f} | {n / row.seconds:,.0f} | "
+            f"{row.cpu:.2f} | {per_core:,.0f} | {per_core / base:.2f}x |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--corpus-dir", type=Path, default=HERE.parent.parent / "shared" / "data")
+    parser.add_argument("--repeat", type=int, default=4, help="repeat the corpus (default: 4)")
+    parser.add_argument("--rounds", type=int, default=3, help="timed rounds; the best counts")
+    parser.add_argument("--only", default="spark,dask", help="cluster paths: spark,dask")
+    args = parser.parse_args(argv)
+    urls = load(args.corpus_dir, args.repeat)
+    rows = loop(urls, args.rounds)
+    paths = {"spark": spark, "dask": dask}
+    for name in filter(None, args.only.split(",")):
+        rows += paths[name](urls, args.rounds)
+    print(table(len(urls), rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,141 @@
+"""urlsan in PySpark: a vectorized pandas UDF over Arrow, for the DataFrame API and for SQL.
+
+    from urlsan.spark import canonicalize_udf, register
+
+    df.select(canonicalize_udf("url").alias("c")).select("c.url", "c.changed", "c.rules")
+    canon = canonicalize_udf(profile="crawler", rules="+merge-slashes", drop_params=["ref"])
+    df.withColumn("c", canon("url"))
+    register(spark)                                    # SQL: urlsan_canonicalize(url).url
+
+The UDF returns a struct ``<url: string, changed: boolean, rules: array<string>>``: the
+canonical URL, whether it differs from the input, and the rules that fired, in the order they
+ran.  Spark hands the UDF an Arrow batch at a time (10,000 rows by default:
+``spark.sql.execution.arrow.maxRecordsPerBatch``), so Python is entered once per batch, not once
+per row.
+
+* Surrounding whitespace (a text line's newline) is not part of the URL.  A null or blank URL
+  gives a null ``url``, ``changed`` and ``rules`` (a pandas UDF cannot return a null struct).
+* A URL the policy refuses (only the ``strict`` profile and the opt-in ``reject-escaped-slash``
+  rule refuse) gives a null ``url``, ``changed`` false, and in ``rules`` the rule that refused:
+  the row stays, and ``url IS NULL AND rules IS NOT NULL`` finds the refused ones.
+
+The policy travels to the executors pickled in the UDF's closure; the executors need urlsan
+installed (``pip install 'urlsan[spark]'`` in the image, or ``--py-files``).  Needs pyspark,
+pandas and pyarrow: ``pip install 'urlsan[spark]'``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd  # type: ignore[import-untyped]  # no stubs (pandas-stubs is not a dependency)
+from pyspark.sql.pandas.functions import pandas_udf
+from pyspark.sql.types import ArrayType, BooleanType, StringType, StructField, StructType
+from urlsan.core import InvalidTarget, Policy, canonicalize
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, SparkSession
+
+__all__ = ["RESULT_TYPE", "build_policy", "canonicalize_udf", "register"]
+
+# A StructType, not the DDL string "url string, …": parsing DDL needs a running SparkContext, and
+# a UDF is often built before the session (on the driver, to fail early on a bad option).
+RESULT_TYPE = StructType(
+    [
+        StructField("url", StringType()),
+        StructField("changed", BooleanType()),
+        StructField("rules", ArrayType(StringType())),
+    ]
+)
+
+
+def build_policy(
+    profile: str = "crawler",
+    rules: str = "",
+    drop_params: str | Iterable[str] = (),
+    keep_params: str | Iterable[str] = (),
+) -> Policy:
+    """The policy of a profile, with rules switched on or off and parameter specs added."""
+    policy = Policy.profile(profile).with_rules(rules)
+    drop, keep = _specs(drop_params), _specs(keep_params)
+    return policy.with_params(drop=drop, keep=keep) if drop or keep else policy
+
+
+def _specs(value: str | Iterable[str]) -> tuple[str, ...]:
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
+def _canonicalize_batch(policy: Policy) -> Any:
+    """The function the UDF runs: a Series of URLs → a DataFrame of (url, changed, rules).
+
+    The loop is `urlsan.dask`'s, kept here so that neither module needs the other's extra.
+    """
+
+    def batch(values: pd.Series) -> pd.DataFrame:
+        urls: list[str | None] = []
+        changed: list[bool | None] = []
+        rules: list[list[str] | None] = []
+        add_url, add_changed, add_rules = urls.append, changed.append, rules.append
+        for value in values.tolist():
+            # None, or NaN where pandas marks a missing value; surrounding whitespace (a text
+            # line's newline) is not part of the URL, and a blank one is none.
+            url = value.strip() if isinstance(value, str) else ""
+            if not url:
+                add_url(None)
+                add_changed(None)
+                add_rules(None)
+                continue
+            try:
+                result = canonicalize(url, policy)
+            except InvalidTarget as e:
+                add_url(None)
+                add_changed(False)
+                add_rules([e.rule])
+                continue
+            add_url(result.url)
+            add_changed(result.url != url)
+            edits = result.edits  # most URLs in a crawl are canonical already: no edits
+            add_rules(list(dict.fromkeys([e.rule for e in edits])) if edits else [])
+        return pd.DataFrame({"url": urls, "changed": changed, "rules": rules})
+
+    return batch
+
+
+def canonicalize_udf(
+    column: Column | str | None = None,
+    *,
+    profile: str = "crawler",
+    rules: str = "",
+    drop_params: str | Iterable[str] = (),
+    keep_params: str | Iterable[str] = (),
+    policy: Policy | None = None,
+) -> Any:
+    """The canonicalizing pandas UDF; applied to ``column`` when one is given.
+
+    ``canonicalize_udf("url")`` is a Column (the struct described in the module's docstring);
+    ``canonicalize_udf(profile=…)`` is the UDF, to apply to any column.  ``policy`` overrides the
+    other arguments.  Raises `ValueError` for an unknown profile or rule, or a bad spec.
+    """
+    if policy is None:
+        policy = build_policy(profile, rules, drop_params, keep_params)
+    udf = pandas_udf(_canonicalize_batch(policy), RESULT_TYPE)  # type: ignore[call-overload]
+    return udf if column is None else udf(column)
+
+
+def register(
+    spark: SparkSession,
+    name: str = "urlsan_canonicalize",
+    *,
+    profile: str = "crawler",
+    rules: str = "",
+    drop_params: str | Iterable[str] = (),
+    keep_params: str | Iterable[str] = (),
+    policy: Policy | None = None,
+) -> Any:
+    """Register the UDF for SQL as ``name``: ``SELECT urlsan_canonicalize(url).url FROM t``."""
+    udf = canonicalize_udf(
+        profile=profile, rules=rules, drop_params=drop_params, keep_params=keep_params,
+        policy=policy,
+    )  # fmt: skip
+    return spark.udf.register(name, udf)
