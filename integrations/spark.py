@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd  # type: ignore[import-untyped]  # no stubs (pandas-stubs is not a dependency)
 from pyspark.sql.pandas.functions import pandas_udf
 from pyspark.sql.types import ArrayType, BooleanType, StringType, StructField, StructType
-from urlsan.core import InvalidTarget, Policy, canonicalize
+from urlsan._columns import build_policy, columns
+from urlsan.core import Policy
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, SparkSession
@@ -50,53 +51,11 @@ RESULT_TYPE = StructType(
 )
 
 
-def build_policy(
-    profile: str = "crawler",
-    rules: str = "",
-    drop_params: str | Iterable[str] = (),
-    keep_params: str | Iterable[str] = (),
-) -> Policy:
-    """The policy of a profile, with rules switched on or off and parameter specs added."""
-    policy = Policy.profile(profile).with_rules(rules)
-    drop, keep = _specs(drop_params), _specs(keep_params)
-    return policy.with_params(drop=drop, keep=keep) if drop or keep else policy
-
-
-def _specs(value: str | Iterable[str]) -> tuple[str, ...]:
-    return (value,) if isinstance(value, str) else tuple(value)
-
-
 def _canonicalize_batch(policy: Policy) -> Any:
-    """The function the UDF runs: a Series of URLs → a DataFrame of (url, changed, rules).
-
-    The loop is `urlsan.dask`'s, kept here so that neither module needs the other's extra.
-    """
+    """The function the UDF runs: a Series of URLs → a DataFrame of (url, changed, rules)."""
 
     def batch(values: pd.Series) -> pd.DataFrame:
-        urls: list[str | None] = []
-        changed: list[bool | None] = []
-        rules: list[list[str] | None] = []
-        add_url, add_changed, add_rules = urls.append, changed.append, rules.append
-        for value in values.tolist():
-            # None, or NaN where pandas marks a missing value; surrounding whitespace (a text
-            # line's newline) is not part of the URL, and a blank one is none.
-            url = value.strip() if isinstance(value, str) else ""
-            if not url:
-                add_url(None)
-                add_changed(None)
-                add_rules(None)
-                continue
-            try:
-                result = canonicalize(url, policy)
-            except InvalidTarget as e:
-                add_url(None)
-                add_changed(False)
-                add_rules([e.rule])
-                continue
-            add_url(result.url)
-            add_changed(result.url != url)
-            edits = result.edits  # most URLs in a crawl are canonical already: no edits
-            add_rules(list(dict.fromkeys([e.rule for e in edits])) if edits else [])
+        urls, changed, rules = columns(values.tolist(), policy)
         return pd.DataFrame({"url": urls, "changed": changed, "rules": rules})
 
     return batch
