@@ -1,41 +1,60 @@
 """The urlsan addon: rewrite, audit or reject every request-target, and log each rewrite.
 
 Runs in ``requestheaders``, so that requests with streamed bodies are covered too.  All URL logic
-is `urlsan.core`'s; this module decides what to do with a `Result` and hands mitmproxy bytes.
+is `urlsan.core`'s; this module decides what to do with its answer and hands mitmproxy bytes.
+
+Nothing slow runs on mitmproxy's event loop, which serves every client.  A target up to
+``urlsan_max_inline`` bytes (8 KiB: what browsers and servers accept) is canonicalized inline, in
+microseconds.  A longer one goes to a worker process (`check_target` is pure; a thread would not
+do, it would hold the GIL), while the hook hands mitmproxy a coroutine to await, so that other
+flows go on.  One longer than ``urlsan_max_target`` (1 MiB) is not canonicalized at all: it is
+answered ``414 URI Too Long`` in reject mode, and otherwise forwarded unchanged and logged as
+``skipped-oversize`` (rewrite and redirect answer 414 instead if it holds bytes that must never
+reach the request line).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import dataclasses
+import functools
 import json
 import logging
+import multiprocessing
 import re
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, NamedTuple
 
 from mitmproxy import command, ctx, exceptions, flowfilter, http
 
+from ..audit import record as audit_record
 from ..audit.log import AuditLog
-from ..audit.record import MAX_EDITS
+from ..audit.record import MAX_EDITS, MAX_TEXT
 from ..audit.redact import DEFAULT_REDACT, Redactor
-from ..core import Edit, Finding, InvalidTarget, Policy, Result, canonicalize
+from ..core import Edit, Finding, InvalidTarget, Policy, canonicalize_authority
 from .signed import detect_signature, may_carry_signature
+from .target import Checked, check_target, lower_priority, wire_safe
 
 logger = logging.getLogger(__name__)
 
 MODES: tuple[str, ...] = ("rewrite", "audit", "reject", "redirect")
 SIGNED: tuple[str, ...] = ("skip", "rewrite")
 REDIRECT_METHODS = frozenset({b"GET", b"HEAD"})
+MAX_INLINE = 8 * 1024  # urlsan_max_inline's default, bytes
+MAX_TARGET = 1024 * 1024  # urlsan_max_target's default, bytes
+TOO_LONG = "urlsan_max_target"  # rejected_by, for a target refused for its length alone
 
-# RFC 9112 §3.2: every request-target we assign must be visible ASCII only.  mitmproxy writes
-# whatever bytes it is given into the request line, so a canonical target that failed this check
-# (a bug in core) must never reach the wire: it would be a request-splitting vector.
-_WIRE_SAFE = re.compile(rb"[\x21-\x7e]+")
-
-_MARKS = {"rejected": ":no_entry:", "skipped-signed": ":warning:"}
+_MARKS = {"rejected": ":no_entry:", "skipped-signed": ":warning:", "skipped-oversize": ":warning:"}
 _HOST_CACHE_SIZE = 1024
+# A Host header or authority that is more than host[:port] (userinfo, a path, a query, spaces) is
+# mitmproxy's to refuse, not ours to repair: it is left alone.
+_NOT_BARE = re.compile(r"[/?#@\s]")
+_LOGGED_TARGET = 200  # bytes of a target quoted in an error message
 
 
 class Settings(NamedTuple):
@@ -45,9 +64,18 @@ class Settings(NamedTuple):
     policy: Policy
     strict: Policy  # the policy reject mode checks with: nothing repaired, invalid raises
     strict_fragment: Policy  # the same, keeping the fragment, so that it is checked too
+    lenient: Policy  # never raises: the findings of a target the others refused
     filter: flowfilter.TFilter | None
     redactor: Redactor
     signed: str
+    max_inline: int = MAX_INLINE
+    max_target: int = MAX_TARGET
+
+    def target_policies(self) -> tuple[Policy, Policy | None, Policy]:
+        """`check_target`'s policy, fragment_policy and lenient arguments for this mode."""
+        if self.mode == "reject":
+            return self.strict, self.strict_fragment, self.lenient
+        return self.policy, None, self.lenient
 
 
 def parse_settings(
@@ -57,12 +85,21 @@ def parse_settings(
     filter_expr: str | None,
     redact: Sequence[str],
     signed: str,
+    max_inline: int = MAX_INLINE,
+    max_target: int = MAX_TARGET,
 ) -> Settings:
     """Build `Settings` from option values.  Raises `ValueError` naming the bad option."""
     if mode not in MODES:
         raise ValueError(f"urlsan_mode must be one of {', '.join(MODES)}, not {mode!r}")
     if signed not in SIGNED:
         raise ValueError(f"urlsan_signed must be one of {', '.join(SIGNED)}, not {signed!r}")
+    if max_inline < 0:
+        raise ValueError(f"urlsan_max_inline must be 0 or more, not {max_inline}")
+    if max_target < max_inline:
+        raise ValueError(
+            f"urlsan_max_target ({max_target}) must not be less than urlsan_max_inline "
+            f"({max_inline})"
+        )
     try:
         policy = Policy.profile(profile)
     except ValueError as e:
@@ -83,9 +120,12 @@ def parse_settings(
         policy=policy,
         strict=dataclasses.replace(policy, strict=True),
         strict_fragment=dataclasses.replace(policy, strict=True).with_rules("-strip-fragment"),
+        lenient=dataclasses.replace(policy, strict=False).with_rules("-reject-escaped-slash"),
         filter=flt,
         redactor=Redactor.of(redact),
         signed=signed,
+        max_inline=max_inline,
+        max_target=max_target,
     )
 
 
@@ -93,31 +133,42 @@ class Outcome(NamedTuple):
     """What the addon decided for one request."""
 
     action: str
-    result: Result  # of the request-target
+    target: Checked  # what core said about the request-target
     host: str | None  # the canonical Host header / :authority, when it changed
     authority: str | None  # the canonical absolute-form authority, when it changed
-    edits: tuple[Edit, ...]
+    edits: tuple[Edit, ...]  # the target's, then the host's and authority's: at most MAX_EDITS
+    edits_total: int
+    rules: frozenset[str]  # every rule that changed something
     findings: tuple[Finding, ...]
-    reason: str = ""  # why a target was rejected
     host_header: str | None = None  # as the client sent it
+    reason: str = ""  # why a target was rejected (or, audited, would have been)
+    rejected_by: str = ""  # the rule (or TOO_LONG) that refused it
+
+    @property
+    def after(self) -> str | None:
+        """The canonical target; None when it was refused or never canonicalized."""
+        if self.rejected_by or self.action == "skipped-oversize":
+            return None
+        return self.target.url
 
     @property
     def facts(self) -> dict[str, Any]:
         """``flow.metadata["urlsan"]``: the facts, for machines (and the audit log).
 
-        At most `MAX_EDITS` edits, as in the audit log: a 100 KB target can carry 100,000 edits,
-        and building a dict for each would stall the proxy and hold megabytes per flow.
+        As small as an audit record, whatever the request: at most `MAX_EDITS` edits, and
+        ``before`` and ``after`` cut to `MAX_TEXT` characters (``"truncated": true``), since a
+        megabyte target must not be held two or three times over by every flow mitmproxy keeps.
         """
-        facts: dict[str, Any] = {
-            "action": self.action,
-            "before": self.result.input,
-            "after": self.result.url if self.action != "rejected" else None,
-            "edits": [e.as_dict() for e in self.edits[:MAX_EDITS]],
-        }
-        if len(self.edits) > MAX_EDITS:
-            facts["edits_truncated"] = len(self.edits) - MAX_EDITS
-        facts["findings"] = [f.as_dict() for f in self.findings]
-        return facts
+        return audit_record.facts(
+            before=self.target.input,
+            after=self.after,
+            action=self.action,
+            edits=self.edits,
+            findings=self.findings,
+            edits_total=self.edits_total,
+            reason=self.reason if self.rejected_by else "",
+            rejected_by=self.rejected_by,
+        )
 
 
 class UrlSanitizer:
@@ -128,8 +179,8 @@ class UrlSanitizer:
         self.rules: Counter[str] = Counter()
         self.errors = 0
         self.log_lost = 0  # audit records lost to write failures (reported by AuditLog, once)
-        self._hosts: dict[tuple[str, str, bool], tuple[str, tuple[Edit, ...], tuple[Finding, ...]]]
-        self._hosts = {}
+        self._hosts: dict[tuple[str, str, bool], tuple[str, tuple[Edit, ...]]] = {}
+        self._workers: ProcessPoolExecutor | None = None  # for targets over urlsan_max_inline
 
     def load(self, loader: Any) -> None:
         loader.add_option(
@@ -185,6 +236,22 @@ class UrlSanitizer:
             "breaks it. rewrite: treat them like any other request.",
             choices=SIGNED,
         )
+        loader.add_option(
+            "urlsan_max_inline",
+            int,
+            MAX_INLINE,
+            "Request-targets up to this many bytes are canonicalized on mitmproxy's event loop; "
+            "longer ones in a worker process, while other requests are served.",
+        )
+        loader.add_option(
+            "urlsan_max_target",
+            int,
+            MAX_TARGET,
+            "Request-targets longer than this many bytes are not canonicalized. audit forwards "
+            "them unchanged (action skipped-oversize); rewrite and redirect too, unless they hold "
+            "bytes never forwarded (controls, spaces, non-ASCII): 414 URI Too Long; reject "
+            "answers 414.",
+        )
 
     def configure(self, updated: set[str]) -> None:
         names = {
@@ -194,6 +261,8 @@ class UrlSanitizer:
             "urlsan_filter",
             "urlsan_redact",
             "urlsan_signed",
+            "urlsan_max_inline",
+            "urlsan_max_target",
         }
         if updated & names:
             o = ctx.options
@@ -205,6 +274,8 @@ class UrlSanitizer:
                     o.urlsan_filter,
                     o.urlsan_redact,
                     o.urlsan_signed,
+                    o.urlsan_max_inline,
+                    o.urlsan_max_target,
                 )
             except ValueError as e:
                 raise exceptions.OptionsError(  # type: ignore[no-untyped-call]
@@ -227,30 +298,119 @@ class UrlSanitizer:
                 self.log.close()
             self.log = new
 
-    def requestheaders(self, flow: http.HTTPFlow) -> None:
+    def requestheaders(self, flow: http.HTTPFlow) -> Coroutine[Any, Any, None] | None:
+        """Check the request-target.  Inline for ordinary targets; for one longer than
+        urlsan_max_inline, a coroutine that mitmproxy awaits (it awaits whatever a hook returns)
+        while the work is done in a worker process.
+        """
         if flow.response or flow.error or not flow.live:
-            return
+            return None
         request = flow.request
         if request.data.method == b"CONNECT":
-            return  # authority-form: mitmproxy's own http_connect handling
+            return None  # authority-form: mitmproxy's own http_connect handling
         settings = self.settings
         if settings.filter and not settings.filter(flow):
+            return None
+        raw = request.data.path
+        if len(raw) > settings.max_inline:
+            return self._check_long(flow, settings)
+        try:
+            target = check_target(raw, _form(raw), *settings.target_policies())
+        except Exception:
+            self._failed(flow, settings)
+            return None
+        self._handle(flow, settings, target)
+        return None
+
+    async def _check_long(self, flow: http.HTTPFlow, settings: Settings) -> None:
+        raw = flow.request.data.path
+        if len(raw) > settings.max_target:
+            self._handle_oversize(flow, settings)
             return
+        job = functools.partial(
+            check_target, raw, _form(raw), *settings.target_policies(), limit=MAX_TEXT + 1
+        )
+        try:
+            target = await asyncio.get_running_loop().run_in_executor(self._pool(), job)
+        except Exception as e:
+            if isinstance(e, BrokenProcessPool):  # a worker died (killed, out of memory)
+                self._workers = None
+            self._failed(flow, settings)
+            return
+        if flow.response or flow.error or not flow.live:
+            return  # the client went away, or the flow was killed, while we waited
+        self._handle(flow, settings, target)
+
+    def _pool(self) -> ProcessPoolExecutor:
+        if self._workers is None:
+            # spawn, never fork: mitmproxy's process has threads, and the worker needs only
+            # urlsan.core.  One worker, at a lower priority: long targets queue there, and
+            # neither take every core nor the CPU the event loop needs.
+            context = multiprocessing.get_context("spawn")
+            self._workers = ProcessPoolExecutor(1, mp_context=context, initializer=lower_priority)
+        return self._workers
+
+    def _handle(self, flow: http.HTTPFlow, settings: Settings, target: Checked) -> None:
+        request = flow.request
         saved = (request.data.path, request.data.authority, request.headers.fields)
         try:
-            outcome = self._decide(request, settings)
-            self._apply(flow, outcome, settings)
+            outcome = self._decide(request, settings, target)
+            self._apply(flow, outcome)
         except Exception:
             # Never drop or corrupt a request because of urlsan: restore what it was.
             request.data.path, request.data.authority, request.headers.fields = saved
-            self.errors += 1
-            logger.exception("urlsan failed on %s %r", request.method, request.data.path)
-            if settings.mode == "reject":
-                flow.response = _plain(400, "urlsan: internal error while checking the target")
-                request.stream = False
+            self._failed(flow, settings)
             return
+        self._done_with(flow, outcome)
+
+    def _handle_oversize(self, flow: http.HTTPFlow, settings: Settings) -> None:
+        request = flow.request
+        raw = request.data.path
+        # Enough bytes for the MAX_TEXT characters a record keeps, and one more to mark the cut.
+        before = raw[: 4 * MAX_TEXT + 4].decode("utf-8", "surrogateescape")
+        target = Checked(before, "", False, (), 0, frozenset(), ())
+        host_header = _host_header(request)
+        # Never forwarded unchecked: bytes that would split or smuggle a request (h2 :path).
+        unsafe = settings.mode != "audit" and not wire_safe(raw)
+        if settings.mode == "reject" or unsafe:
+            reason = (
+                f"the request-target is {len(raw)} bytes long, more than urlsan_max_target "
+                f"({settings.max_target})"
+            )
+            outcome = Outcome(
+                "rejected", target, None, None, (), 0, frozenset(), (), host_header, reason,
+                TOO_LONG,
+            )  # fmt: skip
+        else:
+            outcome = Outcome(
+                "skipped-oversize", target, None, None, (), 0, frozenset(), (), host_header
+            )
+        try:
+            self._apply(flow, outcome)
+        except Exception:
+            self._failed(flow, settings)
+            return
+        self._done_with(flow, outcome)
+
+    def _failed(self, flow: http.HTTPFlow, settings: Settings) -> None:
+        """An unexpected error (a bug): the request passes as it came, or 400 in reject mode.
+
+        Called in an ``except`` block, so that the traceback is logged.
+        """
+        request = flow.request
+        self.errors += 1
+        logger.exception(
+            "urlsan failed on %s %r", request.method, request.data.path[:_LOGGED_TARGET]
+        )
+        if settings.mode == "reject":
+            flow.response = _plain(400, "urlsan: internal error while checking the target")
+            request.stream = False
+
+    def _done_with(self, flow: http.HTTPFlow, outcome: Outcome) -> None:
+        """Count the outcome and write its audit record."""
         self.actions[outcome.action] += 1
-        self.rules.update({e.rule for e in outcome.edits})
+        if outcome.rules:
+            self.rules.update(outcome.rules)
         if self.log and (outcome.action != "unchanged" or outcome.findings):
             try:
                 if not self._record(self.log, flow, outcome):
@@ -264,128 +424,137 @@ class UrlSanitizer:
                     e,
                 )
 
-    def _decide(self, request: http.Request, settings: Settings) -> Outcome:
-        """Canonicalize target and authority, and choose the action.  Changes nothing."""
-        reject = settings.mode == "reject"
-        policy = settings.strict if reject else settings.policy
-        form = "asterisk" if request.data.path == b"*" else "origin"
-        raw = request.data.path
-        try:
-            if reject and b"#" in raw:
-                # strip-fragment would drop an invalid fragment before strict mode saw it.
-                canonicalize(raw, settings.strict_fragment, form=form)
-            result = canonicalize(raw, policy, form=form)
-            host_header = _host_header(request)
-            host, host_edits, host_findings = self._authority(request.scheme, host_header, policy)
-            authority = None
-            auth_edits: tuple[Edit, ...] = ()
-            if request.data.authority and not (request.is_http2 or request.is_http3):
-                authority, auth_edits, _ = self._authority(
-                    request.scheme, request.authority, policy
-                )
-        except InvalidTarget as e:
-            result = Result(raw.decode("utf-8", "surrogateescape"), "")
-            finding = Finding(e.rule, e.component, e.offset, e.message)
-            if settings.mode == "audit":
-                # An opt-in rejecting rule (reject-escaped-slash) fired: audit mode only reports.
-                return Outcome("audited", result, None, None, (), (finding,), str(e))
-            return Outcome("rejected", result, None, None, (), (finding,), str(e))
+    def _decide(self, request: http.Request, settings: Settings, target: Checked) -> Outcome:
+        """Canonicalize the authority and choose the action.  Changes nothing."""
+        host_header = _host_header(request)
+        policy = settings.strict if settings.mode == "reject" else settings.policy
+        error = target.refused
+        host = authority = None
+        host_edits: tuple[Edit, ...] = ()
+        auth_edits: tuple[Edit, ...] = ()
+        if error is None:
+            try:
+                host, host_edits = self._authority(request.scheme, host_header, policy)
+                if request.data.authority and not (request.is_http2 or request.is_http3):
+                    authority, auth_edits = self._authority(
+                        request.scheme, request.authority, policy
+                    )
+            except InvalidTarget as e:
+                error = e
+        if error is not None:
+            return self._refused(request, settings, target, host_header, error)
 
-        edits = result.edits + host_edits + auth_edits
-        findings = result.findings + host_findings
-        if not (result.changed or host or authority):
-            return Outcome("unchanged", result, None, None, edits, findings, "", host_header)
-        if settings.signed == "skip" and self._signed(request, raw):
+        changed = target.changed or host or authority
+        edits = target.edits
+        if host_edits or auth_edits:
+            edits = (edits + host_edits + auth_edits)[:MAX_EDITS]
+        total = target.edits_total + len(host_edits) + len(auth_edits)
+        rules = target.rules
+        if host_edits or auth_edits:
+            rules = rules | {e.rule for e in host_edits + auth_edits}
+        if not changed:
+            action = "unchanged"
+        elif settings.signed == "skip" and self._signed(request, request.data.path):
             action = "skipped-signed"
         elif settings.mode == "audit":
             action = "audited"
         elif (
             settings.mode == "redirect"
             and request.data.method in REDIRECT_METHODS
-            and result.changed
-            and not result.url.startswith("//")  # Location "//x" would name another host
+            and target.changed
+            and not target.url.startswith("//")  # Location "//x" would name another host
         ):
             action = "redirected"
         else:
             action = "rewritten"
-        return Outcome(action, result, host, authority, edits, findings, "", host_header)
+        return Outcome(
+            action, target, host, authority, edits, total, rules, target.findings, host_header
+        )
+
+    def _refused(
+        self,
+        request: http.Request,
+        settings: Settings,
+        target: Checked,
+        host_header: str | None,
+        error: InvalidTarget,
+    ) -> Outcome:
+        """Rejected (audited, in audit mode): strict mode or reject-escaped-slash refused it."""
+        host = None
+        with contextlib.suppress(InvalidTarget):
+            # The same canonical host a rewritten request logs, so that reports count one host.
+            host, _ = self._authority(request.scheme, host_header, settings.lenient)
+        action = "audited" if settings.mode == "audit" else "rejected"
+        return Outcome(
+            action, target, host, None, (), 0, frozenset(), target.findings, host_header,
+            str(error), error.rule,
+        )  # fmt: skip
 
     @staticmethod
     def _signed(request: http.Request, raw: bytes) -> bool:
-        # Only a wire-safe signed target is exempt: controls or spaces are never forwarded.
-        if not _WIRE_SAFE.fullmatch(raw):
-            return False
-        names = request.query.keys() if may_carry_signature(raw) else ()
+        in_query = may_carry_signature(raw)
         authorization = None
-        for name, value in request.headers.fields:  # faster than the case-insensitive get()
+        for name, value in request.data.headers.fields:  # faster than the case-insensitive get()
             if len(name) == 13 and name.lower() == b"authorization":
                 authorization = value.decode("latin-1")
+        if not in_query and authorization is None:
+            return False  # the common case, decided without parsing or scanning the target
+        # Only a wire-safe signed target is exempt: controls or spaces are never forwarded.
+        if not wire_safe(raw):
+            return False
+        names = request.query.keys() if in_query else ()
         return detect_signature(names, authorization) is not None
 
     def _authority(
         self, scheme: str, value: str | None, policy: Policy
-    ) -> tuple[str | None, tuple[Edit, ...], tuple[Finding, ...]]:
+    ) -> tuple[str | None, tuple[Edit, ...]]:
         """The canonical form of a Host header or authority, or None when it is already canonical.
 
         Edit offsets count in ``value``.  Anything that is not a bare host[:port] (userinfo, a
         path) is left alone: that is mitmproxy's to refuse, not ours to repair.
         """
         if not value:
-            return None, (), ()
+            return None, ()
         key = (scheme, value, policy.strict)
         cached = self._hosts.get(key)
         if cached is None:
-            prefix = f"{scheme}://"
-            result = canonicalize(f"{prefix}{value}/", policy, form="absolute")
-            shift = len(prefix)
-            url = result.url
-            canonical: str = value
-            if (
-                url.startswith(prefix)
-                and url.endswith("/")
-                and all(e.component in ("host", "port") for e in result.edits)
-            ):
-                canonical = url[shift:-1]
-            if canonical == value or not _WIRE_SAFE.fullmatch(canonical.encode("ascii", "replace")):
-                cached = (value, (), ())
-            else:
-                edits = tuple(
-                    Edit(e.rule, e.component, e.start - shift, e.end - shift, e.before, e.after)
-                    for e in result.edits
-                )
-                cached = (canonical, edits, ())
+            cached = (value, ())
+            if not _NOT_BARE.search(value):
+                result = canonicalize_authority(value, policy, scheme=scheme)
+                canonical = result.url
+                if canonical != value and wire_safe(canonical.encode("ascii", "replace")):
+                    cached = (canonical, result.edits)
             if len(self._hosts) >= _HOST_CACHE_SIZE:
                 self._hosts.clear()
             self._hosts[key] = cached
-        canonical, edits, findings = cached
-        return (None if canonical == value else canonical), edits, findings
+        canonical, edits = cached
+        return (None if canonical == value else canonical), edits
 
-    def _apply(self, flow: http.HTTPFlow, outcome: Outcome, settings: Settings) -> None:
+    def _apply(self, flow: http.HTTPFlow, outcome: Outcome) -> None:
         request = flow.request
         action = outcome.action
         if action == "rejected":
-            flow.response = _plain(400, f"urlsan: {outcome.reason}")
+            status = 414 if outcome.rejected_by == TOO_LONG else 400
+            flow.response = _plain(status, f"urlsan: {outcome.reason}")
             request.stream = False  # a response set here must not race a streamed body
         elif action == "redirected":
-            location = outcome.result.url.encode("ascii")
-            if not _WIRE_SAFE.fullmatch(location):
-                raise ValueError(f"canonical target is not wire-safe: {location!r}")
+            location = _wire(outcome.target)
             headers: dict[str, str | bytes] = {"Location": location, "Content-Length": "0"}
             flow.response = http.Response.make(308, b"", headers)
             request.stream = False
         elif action == "rewritten":
-            if outcome.result.changed:
-                path = outcome.result.url.encode("ascii")
-                if not _WIRE_SAFE.fullmatch(path):
-                    raise ValueError(f"canonical target is not wire-safe: {path!r}")
-                request.data.path = path
+            if outcome.target.changed:
+                request.data.path = _wire(outcome.target)
             if outcome.host:
                 request.host_header = outcome.host
             if outcome.authority:
                 request.data.authority = outcome.authority.encode("ascii")
         if action != "unchanged":
-            rules = sorted({e.rule for e in outcome.edits}) or [f.rule for f in outcome.findings]
-            note = f"urlsan {action}: {', '.join(rules)}"
+            if outcome.rejected_by:
+                names = [outcome.rejected_by]
+            else:
+                names = sorted(outcome.rules) or [f.rule for f in outcome.findings]
+            note = f"urlsan {action}: {', '.join(names)}"
             flow.comment = f"{flow.comment}\n{note}" if flow.comment else note
             if not flow.marked:
                 flow.marked = _MARKS.get(action, ":wrench:")
@@ -393,29 +562,17 @@ class UrlSanitizer:
 
     def _record(self, log: AuditLog, flow: http.HTTPFlow, outcome: Outcome) -> bool:
         request = flow.request
-        facts = flow.metadata["urlsan"]
-        peer = flow.client_conn.peername
-        client = ""
-        if peer:
-            ip, port = peer[0], peer[1]
-            client = f"[{ip}]:{port}" if ":" in ip else f"{ip}:{port}"
-        record: dict[str, Any] = {
-            "ts": _rfc3339_now(),
-            "client": client,
-            "method": request.method,
-            "scheme": request.scheme,
-            "host": outcome.host or outcome.host_header or request.host,
-            "http_version": request.http_version,
-            "before": outcome.result.input,
-            "after": outcome.result.url if outcome.action != "rejected" else None,
-            "action": outcome.action,
-            "edits": facts["edits"],
-        }
-        if "edits_truncated" in facts:
-            record["edits_truncated"] = facts["edits_truncated"]
-        record["findings"] = facts["findings"]
-        if outcome.reason:
-            record["reason"] = outcome.reason
+        record = audit_record.build(
+            ts=_rfc3339_now(),
+            client=audit_record.address(flow.client_conn.peername),
+            method=request.method,
+            scheme=request.scheme,
+            host=outcome.host or outcome.host_header or request.host,
+            http_version=request.http_version,
+            profile=self.settings.policy.name,
+            # built once, for flow.metadata, capped as the log caps them
+            facts_=flow.metadata["urlsan"],
+        )
         return log.write(record)
 
     def counts(self) -> dict[str, Any]:
@@ -443,10 +600,27 @@ class UrlSanitizer:
         )
 
     def done(self) -> None:
+        if self._workers is not None:
+            self._workers.shutdown(wait=False, cancel_futures=True)
+            self._workers = None
         if self.log:
             self.log.close()
             self.log = None
         logger.info(self.summary())
+
+
+def _wire(target: Checked) -> bytes:
+    """The canonical target as the bytes to send; raises unless they are wire-safe."""
+    if target.wire is not None:
+        return target.wire  # encoded and checked in the worker: megabytes stay off the loop
+    data = target.url.encode("ascii")
+    if not wire_safe(data):
+        raise ValueError(f"canonical target is not wire-safe: {data[:200]!r}")
+    return data
+
+
+def _form(raw: bytes) -> str:
+    return "asterisk" if raw == b"*" else "origin"
 
 
 def _host_header(request: http.Request) -> str | None:

@@ -46,7 +46,8 @@ def may_carry_signature(target: bytes) -> bool:
     if query_at < 0:
         return False
     query = target[query_at:].lower()
-    return any(hint in query for hint in _QUERY_HINTS)
+    # Unrolled _QUERY_HINTS: this runs for every request that has something to rewrite.
+    return b"sig" in query or b"x-amz-" in query or b"x-goog-" in query
 
 
 def detect_signature(query_names: Iterable[str], authorization: str | None) -> str | None:

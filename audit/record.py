@@ -3,7 +3,8 @@
 One JSON object per touched request, written by the addon (`urlsan.addon`) and by
 ``urlsan audit``, read by ``urlsan report``.  Its fields (README, The audit log):
 ``ts``, ``client``, ``method``, ``host``, ``action``, ``before``, ``after``, ``profile``,
-``rules``, ``edits`` and ``findings``, and ``edits_truncated`` / ``truncated`` when a cap cut it.
+``edits`` and ``findings``; ``reason`` and ``rejected_by`` (the rule or limit that refused) for a
+refused target; ``edits_truncated`` / ``truncated`` when a cap cut it.
 `build` makes one from a `Result`, and `serialize` turns it into the line that is written.
 
 Caps, so that one hostile request can neither write megabytes nor stall the proxy: a record holds
@@ -27,7 +28,15 @@ MAX_EDITS = 100  # edits kept per record
 MAX_TEXT = 8192  # characters kept per string
 
 # What the proxy did with a request, in the order reports list them.
-ACTIONS = ("rewritten", "audited", "rejected", "redirected", "skipped-signed", "unchanged")
+ACTIONS = (
+    "rewritten",
+    "audited",
+    "rejected",
+    "redirected",
+    "skipped-signed",
+    "skipped-oversize",
+    "unchanged",
+)
 # The actions whose record shows a target that was (or, audited, would have been) changed.
 CHANGING = frozenset({"rewritten", "audited", "redirected"})
 
@@ -74,6 +83,45 @@ def rfc3339(seconds: float) -> str:
     return f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(whole))}.{millis:03d}Z"
 
 
+def facts(
+    *,
+    before: str,
+    after: str | None,
+    action: str,
+    edits: Sequence[Edit],
+    findings: Sequence[Finding],
+    edits_total: int | None = None,
+    reason: str = "",
+    rejected_by: str = "",
+) -> dict[str, Any]:
+    """What urlsan did with one target: the part of the record the addon also keeps in
+    ``flow.metadata["urlsan"]``, so it is built once and is as small as the record.
+
+    ``before`` is the request-target as received, ``after`` the canonical one (None when it was
+    refused: rejected, or audited with ``rejected_by``).  ``edits`` are the target's then the
+    Host's; at most `MAX_EDITS` become dicts, and ``edits_truncated`` counts the others, out of
+    ``edits_total`` when the caller already kept only the first.  ``before`` and ``after`` are
+    cut to `MAX_TEXT` (``"truncated": true``): a megabyte target is not held twice per flow.
+    """
+    out: dict[str, Any] = {"before": before, "after": after, "action": action}
+    # Only the kept edits become dicts: a 100 KB target can carry 100,000 of them.
+    kept = edits[:MAX_EDITS]
+    out["edits"] = [_edit_dict(e) for e in kept]
+    total = len(edits) if edits_total is None else max(edits_total, len(edits))
+    if total > len(kept):
+        out["edits_truncated"] = total - len(kept)
+    out["findings"] = [f._asdict() for f in findings]
+    if reason:
+        out["reason"] = reason
+    if rejected_by:
+        out["rejected_by"] = rejected_by
+    if len(before) > MAX_TEXT or (after is not None and len(after) > MAX_TEXT):
+        out["before"] = before[:MAX_TEXT]
+        out["after"] = None if after is None else after[:MAX_TEXT]
+        out["truncated"] = True
+    return out
+
+
 def build(
     *,
     ts: str,
@@ -82,24 +130,14 @@ def build(
     scheme: str,
     host: str | None,
     http_version: str,
-    before: str,
-    after: str | None,
-    action: str,
-    edits: Sequence[Edit],
-    findings: Sequence[Finding],
-    edits_total: int | None = None,
     profile: str | None = None,
-    reason: str = "",
-    rejected_by: str = "",
+    facts_: dict[str, Any] | None = None,
+    **what: Any,
 ) -> dict[str, Any]:
-    """The audit record of one request, as the proxy and ``urlsan audit`` both write it.
-
-    ``before`` is the request-target as received, ``after`` the canonical one (None when it was
-    refused: rejected, or audited with ``rejected_by``).  ``edits`` are the target's then the
-    Host's; at most `MAX_EDITS` are kept, and ``edits_truncated`` counts the others, out of
-    ``edits_total`` when the caller already kept only the first.  ``profile`` is written when
-    given.  Secrets are masked and long strings cut by `serialize` (or `AuditLog.write`).
-    """
+    """The audit record of one request, as the proxy and ``urlsan audit`` both write it: who
+    asked for what, then `facts` (given built as ``facts_``, or as `facts`'s arguments).
+    ``profile`` is written when given.  Secrets are masked and long strings cut by `serialize`
+    (or `AuditLog.write`)."""
     record: dict[str, Any] = {
         "ts": ts,
         "client": client,
@@ -107,24 +145,23 @@ def build(
         "scheme": scheme,
         "host": host,
         "http_version": http_version,
-        "before": before,
-        "after": after,
-        "action": action,
     }
     if profile is not None:
         record["profile"] = profile
-    # Only the kept edits become dicts: a 100 KB target can carry 100,000 of them.
-    kept = edits[:MAX_EDITS]
-    record["edits"] = [e._asdict() for e in kept]
-    total = len(edits) if edits_total is None else max(edits_total, len(edits))
-    if total > len(kept):
-        record["edits_truncated"] = total - len(kept)
-    record["findings"] = [f._asdict() for f in findings]
-    if reason:
-        record["reason"] = reason
-    if rejected_by:
-        record["rejected_by"] = rejected_by
+    record.update(facts_ if facts_ is not None else facts(**what))
     return record
+
+
+def _edit_dict(e: Edit) -> dict[str, Any]:
+    """``e.as_dict()``, built as a literal: twice as fast, and done for every edit logged."""
+    return {
+        "rule": e.rule,
+        "component": e.component,
+        "start": e.start,
+        "end": e.end,
+        "before": e.before,
+        "after": e.after,
+    }
 
 
 def address(peer: Sequence[Any] | None) -> str:

@@ -2,6 +2,12 @@
 
     python bench/cli.py                      # the tables in docs/cli.md (a few minutes)
     python bench/cli.py --quick              # smaller inputs, for a smoke run
+    python bench/cli.py --scaling            # only the --jobs table (issue #12)
+
+The --jobs table (`scaling`) runs the corpora repeated to `--scaling-lines` lines, once as they
+are ("clean") and once made non-canonical ("dirty", the idea of bench/core.py's `dirty`):
+one process against an in-process loop over `canonicalize` on the same file, and ``--jobs 2``
+against ``--jobs 1`` (wall time: what more processes buy).
 
 Inputs: the URL corpora in ../shared/data (ada-url's kasztp and userbait lists, 59,439 URLs),
 each line also written in a messier but equivalent form, so that half the lines take the slow
@@ -13,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -52,6 +59,100 @@ def write_input(path: Path, urls: list[str], count: int) -> None:
             batch = mixed[: count - written]
             f.write("\n".join(batch) + "\n")
             written += len(batch)
+
+
+def dirtied(url: str, rng: random.Random) -> str:
+    """An equivalent URL made non-canonical (bench/core.py's `dirty`, kept short): random case
+    of scheme and host, default port, escapes of unreserved characters, dot segments, raw é."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    host, slash, path = rest.partition("/")
+    host = "".join(c.upper() if rng.random() < 0.5 else c for c in host)
+    scheme = scheme.upper() if rng.random() < 0.5 else scheme
+    if ":" not in host and rng.random() < 0.5:
+        host += ":443" if scheme.lower() == "https" else ":80"
+    path = "".join(f"%{ord(c):02x}" if c.isalnum() and rng.random() < 0.1 else c for c in path)
+    if rng.random() < 0.5:
+        path = "a/./b/../" + path
+    if rng.random() < 0.3:
+        path += "/é"
+    return f"{scheme}://{host}{slash or '/'}{path}"
+
+
+def write_scaling_inputs(folder: Path, urls: list[str], count: int) -> dict[str, Path]:
+    repeated = (urls * (count // len(urls) + 1))[:count]
+    rng = random.Random(12)
+    inputs = {"clean": repeated, "dirty": [dirtied(u, rng) for u in repeated]}
+    paths = {}
+    for name, lines in inputs.items():
+        paths[name] = folder / f"{name}.txt"
+        paths[name].write_text("\n".join(lines) + "\n", encoding="utf-8", errors="surrogateescape")
+    return paths
+
+
+# The library side of the comparison, in a process of its own like the command: a for loop
+# over the file's lines, as a user of the library would write it.  Prints CPU and wall seconds.
+_LOOP = """
+import sys, time
+from urlsan.core import InvalidTarget, canonicalize
+cpu, wall = time.process_time(), time.perf_counter()
+with open(sys.argv[1], encoding="utf-8", errors="surrogateescape") as f:
+    for line in f:
+        try:
+            canonicalize(line.strip())
+        except (InvalidTarget, ValueError):
+            pass
+print(time.process_time() - cpu, time.perf_counter() - wall)
+"""
+
+
+def library_loop(path: Path) -> tuple[float, float]:
+    out = subprocess.run([sys.executable, "-c", _LOOP, str(path)], capture_output=True, text=True)
+    cpu, wall = out.stdout.split()
+    return float(cpu), float(wall)
+
+
+def _best(runs: list[Run]) -> Run:
+    """The least wall and the least CPU time of repeated runs: what the machine's other load
+    added is noise, and the least of it the nearest to none."""
+    return Run(min(r.wall for r in runs), min(r.cpu for r in runs), runs[0].rss, runs[0].status)
+
+
+def scaling(urls: list[str], count: int, repeat: int) -> None:
+    """The --jobs table: ratios of one process to the library loop, and of 2 jobs to 1."""
+    print(f"## --jobs, {count:,} lines, best of {repeat} ({os.getloadavg()[0]:.1f} load)\n")
+    print(
+        "| input | library CPU s | `-j 1` CPU s (start-up) | `-j 1` vs library (less start-up) "
+        "| `-j 1` wall s | `-j 2` wall s | `-j 2` CPU s | `-j 2` vs `-j 1`: wall | CPU |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    startup = min(run([*CLI, "canon", "http://a/"]).cpu for _ in range(repeat))
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = write_scaling_inputs(Path(tmp), urls, count)
+        out = str(Path(tmp) / "out.txt")
+        for name, path in paths.items():
+            runs: dict[str, list[Run]] = {"1": [], "2": []}
+            lib_cpu = float("inf")
+            for _ in range(repeat):  # interleaved, so that drift of the load hits all alike
+                lib_cpu = min(lib_cpu, library_loop(path)[0])
+                for jobs, done in runs.items():
+                    done.append(run([*CLI, "canon", "-q", "-i", str(path), "-o", out, "-j", jobs]))
+            one, two = _best(runs["1"]), _best(runs["2"])
+            assert one.status in (0, 3) and two.status == one.status, (one, two)
+            print(
+                f"| {name} | {lib_cpu:.2f} | {one.cpu:.2f} ({startup:.2f}) "
+                f"| {lib_cpu / one.cpu:.2f} ({lib_cpu / (one.cpu - startup):.2f}) "
+                f"| {one.wall:.2f} | {two.wall:.2f} | {two.cpu:.2f} "
+                f"| {one.wall / two.wall:.2f} | {two.cpu / one.cpu:.2f} |"
+            )
+    print(f"\n(load {os.getloadavg()[0]:.1f} at the end)")
+    print(
+        "\n`-j 1` vs library: the loop's CPU time over the command's (start-up included, and "
+        "without it); `-j 2` vs `-j 1`: wall time of one over that of two (above 1: faster), "
+        "and the CPU time all processes of `-j 2` spend over that of `-j 1` (the cost of "
+        "splitting the work: on two idle cores, `-j 2` can at best be 2 / that faster).\n"
+    )
 
 
 # A small parent that starts the command and reports its peak RSS.  Measuring from this process
@@ -94,6 +195,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lines", type=int, default=1_000_000, help="throughput input size")
     parser.add_argument("--memory-lines", type=int, default=10_000_000, help="largest input")
     parser.add_argument("--quick", action="store_true", help="100k lines, 1M for memory")
+    parser.add_argument("--scaling", action="store_true", help="only the --jobs table")
+    parser.add_argument("--scaling-lines", type=int, default=600_000, help="--jobs input size")
+    parser.add_argument("--repeat", type=int, default=3, help="--jobs table: best of N runs")
     args = parser.parse_args(argv)
     if args.quick:
         args.lines, args.memory_lines = 100_000, 1_000_000
@@ -103,6 +207,9 @@ def main(argv: list[str] | None = None) -> int:
         f"Python {sys.version.split()[0]}, {cpus} CPUs, corpus {len(urls):,} URLs "
         f"({', '.join(CORPORA)}), each also in a messier equivalent form\n"
     )
+    scaling(urls, args.scaling_lines, args.repeat)
+    if args.scaling:
+        return 0
 
     with tempfile.TemporaryDirectory() as tmp:
         big = Path(tmp) / "urls.txt"

@@ -1,17 +1,29 @@
-"""Throughput and latency through mitmdump, with the urlsan addon and without it.
+"""Throughput, latency, memory and hook cost through mitmdump, with the urlsan addon and without it.
 
-    python bench/proxy.py                 # 4000 requests per configuration, 8 rounds
-    python bench/proxy.py --requests 10000 --connections 8
+    python bench/proxy.py                        # every scenario below
+    python bench/proxy.py --scenario mix --requests 10000 --connections 8
+    python bench/proxy.py --scenario hostile --hostile eacute
+    python bench/proxy.py --scenario memory --large 1000
 
 Both mitmdumps run in reverse mode (``--mode reverse:URL``) in front of one local HTTP/1.1
-upstream; rounds alternate between them so that both see the same machine state.  Half of the
-targets are clean (nothing to rewrite), half are dirty (dot segments, escapes, stray percents,
-fragments).  The addon writes its audit log as it would in production.  Loopback only.
+upstream; rounds alternate between them so that both see the same machine state.  The addon
+writes its audit log as it would in production.  Loopback only.  Scenarios:
+
+* ``mix``: half of the targets clean (nothing to rewrite), half dirty (dot segments, escapes,
+  stray percents, fragments): requests per second, p50/p99 latency, each proxy's CPU per request.
+* ``hostile``: the same mix from ``--connections`` clients while one more client sends huge
+  hostile targets back to back (``--hostile``): the other clients' p50/p99/max latency, through
+  mitmdump alone and with urlsan.  urlsan must not make them wait on its canonicalization.
+* ``memory``: ``--large`` huge requests, one after the other (a megabyte of ``é``, a
+  10,000-segment dot path, a megabyte of controls and stray ``%``): each proxy's resident
+  memory (and the urlsan worker process's) as they go.
+* Then the addon's hook alone, in this process: CPU per request on the mix and on dirty targets.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import signal
@@ -25,6 +37,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 CLEAN = [
     b"/",
@@ -160,15 +173,216 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))]
 
 
+# Huge targets a hostile client sends.  The "-under" ones are one byte under urlsan_max_target's
+# default (1 MiB), so that the addon canonicalizes them (in its worker process); "ctl-over" is
+# the target of issue #14, one byte over it.
+_MIB = 1024 * 1024
+HOSTILE = {
+    "ctl-under": b"/" + b"\x01%" * (_MIB // 2 - 1) + b"x",
+    "ctl-over": b"/" + b"\x01%" * (_MIB // 2),
+    "eacute": b"/" + "é".encode() * (_MIB // 2 - 1) + b"x",
+    "dots": b"/" + b"a/./../" * 10_000,
+}
+LARGE_MIX = ("eacute", "dots", "ctl-over")  # the memory scenario cycles through these
+
+
+def send_once(port: int, target: bytes, timeout: float = 600) -> int:
+    """One request on a fresh connection; the response status (0 if the connection failed)."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+            s.sendall(b"GET %s HTTP/1.1\r\nHost: bench.local\r\n\r\n" % target)
+            f = s.makefile("rb")
+            status = f.readline()
+            length = 0
+            while True:
+                line = f.readline()
+                if line in (b"\r\n", b""):
+                    break
+                if line[:15].lower() == b"content-length:":
+                    length = int(line[15:])
+            f.read(length)
+            return int(status.split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def hostile_round(
+    port: int, targets: list[bytes], connections: int, hostile: bytes
+) -> tuple[list[float], int]:
+    """``run_round`` while one more client sends ``hostile`` back to back: the others'
+    latencies, and how many hostile requests were answered meanwhile.
+    """
+    stop = threading.Event()
+    answered = [0]
+
+    def attack() -> None:
+        while not stop.is_set():
+            if send_once(port, hostile):
+                answered[0] += 1
+
+    attacker = threading.Thread(target=attack, daemon=True)
+    attacker.start()
+    time.sleep(0.5)  # let the first hostile request arrive
+    _, latencies = run_round(port, targets, connections)
+    stop.set()
+    attacker.join(600)
+    return latencies, answered[0]
+
+
+def rss_mib(pid: int) -> float:
+    """Resident memory of a process, MiB (Linux /proc)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def children(pid: int) -> list[int]:
+    pids = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):
+            pids += [int(c) for c in (task / "children").read_text().split()]
+    return pids
+
+
+def descendants_rss(pid: int) -> float:
+    """The resident memory of every process ``pid`` started (the urlsan worker), MiB."""
+    total, todo = 0.0, children(pid)
+    while todo:
+        child = todo.pop()
+        try:
+            total += rss_mib(child)
+            todo += children(child)
+        except OSError:
+            pass
+    return total
+
+
+def memory_run(port: int, pid: int, count: int) -> list[tuple[int, float, float]]:
+    """Send ``count`` huge requests, one by one; (requests done, RSS, workers' RSS) as they go."""
+    samples = [(0, rss_mib(pid), descendants_rss(pid))]
+    step = max(1, count // 10)
+    for i in range(count):
+        send_once(port, HOSTILE[LARGE_MIX[i % len(LARGE_MIX)]])
+        if (i + 1) % step == 0 or i + 1 == count:
+            samples.append((i + 1, rss_mib(pid), descendants_rss(pid)))
+    return samples
+
+
+def table(header: tuple[str, ...], rows: list[tuple[object, ...]]) -> None:
+    cells = [tuple(str(c) for c in row) for row in [header, *rows]]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    for n, row in enumerate(cells):
+        first = row[0].ljust(widths[0])
+        print("  ".join([first, *(c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=True))]))
+        if n == 0:
+            print("  ".join("-" * w for w in widths))
+
+
+def mix_targets(n: int, dirty: float) -> list[bytes]:
+    n_dirty = round(n * dirty)
+    targets = [DIRTY[i % len(DIRTY)] for i in range(n_dirty)]
+    targets += [CLEAN[i % len(CLEAN)] for i in range(n - n_dirty)]
+    return [targets[(i * 7919) % n] for i in range(n)]  # spread them out
+
+
+def scenario_mix(
+    procs: dict[str, tuple[subprocess.Popen[bytes], int]], targets: list[bytes], args: Any
+) -> float:
+    """The mix scenario; prints its table, returns mitmdump's CPU seconds per request."""
+    elapsed = dict.fromkeys(procs, 0.0)
+    cpu_start = {name: cpu_seconds(p.pid) for name, (p, _) in procs.items()}
+    latencies: dict[str, list[float]] = {name: [] for name in procs}
+    for r in range(args.rounds):
+        order = list(procs) if r % 2 == 0 else list(reversed(procs))
+        for name in order:
+            seconds, lat = run_round(procs[name][1], targets, args.connections)
+            elapsed[name] += seconds
+            latencies[name] += lat
+    cpu = {name: cpu_seconds(p.pid) - cpu_start[name] for name, (p, _) in procs.items()}
+    print(
+        f"\nmix: {len(targets) * args.rounds} requests per configuration, {args.rounds} "
+        f"interleaved rounds, {args.connections} keep-alive connections, {args.dirty:.0%} dirty"
+    )
+    rows: list[tuple[object, ...]] = []
+    rps = {}
+    for name in procs:
+        rps[name] = len(latencies[name]) / elapsed[name]
+        rows.append(
+            (
+                name,
+                f"{rps[name]:.0f}",
+                f"{statistics.median(latencies[name]) * 1000:.2f}",
+                f"{percentile(latencies[name], 99) * 1000:.2f}",
+                f"{cpu[name] / len(latencies[name]) * 1e6:.0f}",
+            )
+        )
+    table(("", "req/s", "p50 ms", "p99 ms", "CPU µs/req"), rows)
+    base, with_addon = rps["mitmdump"], rps["mitmdump + urlsan"]
+    cpu_overhead = (cpu["mitmdump + urlsan"] / cpu["mitmdump"] - 1) * 100
+    print(
+        f"throughput ratio {with_addon / base:.3f} (overhead {(1 - with_addon / base) * 100:+.1f}%)"
+        f"; proxy CPU per request {cpu_overhead:+.1f}%"
+    )
+    return cpu["mitmdump"] / len(latencies["mitmdump"])
+
+
+def scenario_hostile(
+    procs: dict[str, tuple[subprocess.Popen[bytes], int]], targets: list[bytes], args: Any
+) -> None:
+    hostile = HOSTILE[args.hostile]
+    print(
+        f"\nhostile: {len(targets)} mix requests on {args.connections} connections per "
+        f"configuration, while one more client sends {args.hostile} targets "
+        f"({len(hostile):,} bytes) back to back; quiet: the same without it"
+    )
+    rows: list[tuple[object, ...]] = []
+    p99 = {}
+    for name, (_, port) in procs.items():
+        _, quiet = run_round(port, targets, args.connections)
+        latencies, answered = hostile_round(port, targets, args.connections, hostile)
+        p99[name] = percentile(latencies, 99)
+        rows.append(
+            (
+                name,
+                f"{percentile(quiet, 99) * 1000:.1f}",
+                f"{statistics.median(latencies) * 1000:.1f}",
+                f"{p99[name] * 1000:.1f}",
+                f"{max(latencies) * 1000:.0f}",
+                answered,
+            )
+        )
+    table(("", "quiet p99 ms", "p50 ms", "p99 ms", "max ms", "hostile answered"), rows)
+    ratio = p99["mitmdump + urlsan"] / p99["mitmdump"]
+    print(f"other clients' p99 with urlsan / without: {ratio:.2f}x (goal: 1.5x or less)")
+
+
+def scenario_memory(procs: dict[str, tuple[subprocess.Popen[bytes], int]], args: Any) -> None:
+    print(
+        f"\nmemory: {args.large} huge requests, one at a time, cycling through "
+        f"{', '.join(LARGE_MIX)}; resident memory, MiB"
+    )
+    runs = {name: memory_run(port, p.pid, args.large) for name, (p, port) in procs.items()}
+    base, addon = runs["mitmdump"], runs["mitmdump + urlsan"]
+    rows = [
+        (n, f"{b_rss:.0f}", f"{a_rss:.0f}", f"{a_workers:.0f}")
+        for (n, b_rss, _), (_, a_rss, a_workers) in zip(base, addon, strict=True)
+    ]
+    table(("requests", "mitmdump", "+ urlsan", "urlsan worker"), rows)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--requests", type=int, default=4000, help="per configuration")
+    parser.add_argument("--scenario", choices=("mix", "hostile", "memory", "all"), default="all")
+    parser.add_argument("--requests", type=int, default=4000, help="per configuration (mix)")
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--connections", type=int, default=4)
     parser.add_argument("--mode", default="rewrite", help="urlsan_mode for the addon run")
     parser.add_argument(
         "--dirty", type=float, default=0.5, help="fraction of targets with something to rewrite"
     )
+    parser.add_argument("--hostile", choices=sorted(HOSTILE), default="ctl-under")
+    parser.add_argument("--large", type=int, default=1000, help="huge requests (memory)")
     parser.add_argument(
         "--addon-set",
         action="append",
@@ -177,19 +391,20 @@ def main() -> int:
         help="more --set options for the addon run (e.g. urlsan_log= to measure without a log)",
     )
     args = parser.parse_args()
+    scenarios = ("mix", "hostile", "memory") if args.scenario == "all" else (args.scenario,)
 
     upstream = Upstream(("127.0.0.1", 0), Handler)
     threading.Thread(target=upstream.serve_forever, daemon=True).start()
     origin = f"http://127.0.0.1:{upstream.server_address[1]}"
-    per_round = max(1, args.requests // args.rounds)
-    n_dirty = round(per_round * args.dirty)
-    targets = [DIRTY[i % len(DIRTY)] for i in range(n_dirty)]
-    targets += [CLEAN[i % len(CLEAN)] for i in range(per_round - n_dirty)]
-    targets = [targets[(i * 7919) % per_round] for i in range(per_round)]  # spread them out
+    targets = mix_targets(max(1, args.requests // args.rounds), args.dirty)
 
     bin_dir = Path(sys.executable).parent
     common = ["--mode", f"reverse:{origin}", "--listen-host", "127.0.0.1", "-p", "0"]
     common += ["--set", "flow_detail=0"]  # no per-flow output; keep the listening line
+    print(
+        f"urlsan_mode={args.mode}, Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
+        f"--addon-set {' '.join(args.addon_set) or '(none)'}"
+    )
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         common += ["--set", f"confdir={tmp / 'conf'}"]
@@ -207,57 +422,40 @@ def main() -> int:
             ],
         }  # fmt: skip
         procs = {}
+        base_cpu = 0.0
         try:
             for name, argv in configs.items():
                 procs[name] = start_proxy(argv, tmp)
             for _, port in procs.values():  # warm up: connections, caches, imports
                 run_round(port, targets[:200], args.connections)
-            elapsed = dict.fromkeys(procs, 0.0)
-            cpu_start = {name: cpu_seconds(p.pid) for name, (p, _) in procs.items()}
-            latencies: dict[str, list[float]] = {name: [] for name in procs}
-            for r in range(args.rounds):
-                order = list(procs) if r % 2 == 0 else list(reversed(procs))
-                for name in order:
-                    seconds, lat = run_round(procs[name][1], targets, args.connections)
-                    elapsed[name] += seconds
-                    latencies[name] += lat
-            cpu = {name: cpu_seconds(p.pid) - cpu_start[name] for name, (p, _) in procs.items()}
+            if "mix" in scenarios:
+                base_cpu = scenario_mix(procs, targets, args)
+            if "hostile" in scenarios:
+                scenario_hostile(procs, mix_targets(args.requests // 2, args.dirty), args)
+            if "memory" in scenarios:
+                scenario_memory(procs, args)
             log = tmp / "audit.jsonl"
             logged = len(log.read_bytes().splitlines()) if log.exists() else 0
         finally:
             for process, _ in procs.values():
                 stop(process)
+        print(f"{logged} audit records written")
         hook_log = (tmp / "hook.jsonl") if addon_options["urlsan_log"] else None
+        dirty_only = mix_targets(len(targets), 1.0)
         hook = hook_cpu(targets, args.mode, hook_log)
+        hook_dirty = hook_cpu(dirty_only, args.mode, hook_log)
+        hook_off = hook_cpu(targets, args.mode, None)
+        hook_dirty_off = hook_cpu(dirty_only, args.mode, None)
     upstream.shutdown()
 
-    print(
-        f"{len(targets) * args.rounds} requests per configuration, {args.rounds} interleaved "
-        f"rounds, {args.connections} keep-alive connections, {args.dirty:.0%} dirty targets, "
-        f"urlsan_mode={args.mode}, Python {sys.version.split()[0]}, "
-        f"{os.cpu_count()} CPUs"
-    )
-    print(f"{'':20} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'CPU µs/req':>11}")
-    rps = {}
-    for name in procs:
-        rps[name] = len(latencies[name]) / elapsed[name]
-        p50 = statistics.median(latencies[name]) * 1000
-        p99 = percentile(latencies[name], 99) * 1000
-        per_request = cpu[name] / len(latencies[name]) * 1e6
-        print(f"{name:20} {rps[name]:9.0f} {p50:8.2f} {p99:8.2f} {per_request:11.0f}")
-    base, with_addon = rps["mitmdump"], rps["mitmdump + urlsan"]
-    overhead = (1 - with_addon / base) * 100
-    cpu_overhead = (cpu["mitmdump + urlsan"] / cpu["mitmdump"] - 1) * 100
-    base_cpu = cpu["mitmdump"] / len(latencies["mitmdump"])
-    print(
-        f"throughput ratio {with_addon / base:.3f} (overhead {overhead:+.1f}%); "
-        f"proxy CPU per request {cpu_overhead:+.1f}%; {logged} audit records written"
-    )
-    print(
-        f"addon hook alone (in-process, same mix, audit log {'on' if hook_log else 'off'}): "
-        f"{hook * 1e6:.1f} µs CPU per request = {hook / base_cpu * 100:.1f}% of mitmdump's "
-        f"{base_cpu * 1e6:.0f} µs"
-    )
+    print("\naddon hook alone (in-process, best of 5 passes), CPU µs per request")
+    rows: list[tuple[object, ...]] = [
+        (f"{args.dirty:.0%} dirty mix", f"{hook * 1e6:.1f}", f"{hook_off * 1e6:.1f}"),
+        ("dirty targets only", f"{hook_dirty * 1e6:.1f}", f"{hook_dirty_off * 1e6:.1f}"),
+    ]
+    table(("", "log on", "log off"), rows)
+    if base_cpu:
+        print(f"mix, log on: {hook / base_cpu * 100:.1f}% of mitmdump's {base_cpu * 1e6:.0f} µs")
     return 0
 
 

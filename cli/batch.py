@@ -1,10 +1,19 @@
-"""Streaming plumbing for `urlsan canon`: read lines, canonicalize them in chunks, keep the order.
+"""The batch engine of `urlsan canon`: read input in blocks of whole lines, canonicalize and format
+each block (in this process or in worker processes), and hand the results back in input order.
 
-Memory stays flat however long the input is: lines are read with a length cap (an absurdly long
-line is skipped over in bounded pieces, never held whole), handled in chunks of `CHUNK_LINES`,
-and with ``--jobs N`` at most ``2 * N + 2`` chunks are in flight at once.  (`Pool.imap` alone
-would not do: its feeder thread reads the whole input ahead of the workers.)  Only ``--dedupe``
-grows, by one 16-byte digest per distinct canonical URL.
+Memory stays flat however long the input is: a block is at most `BLOCK_BYTES` of whole lines
+(a line longer than the limit is cut down to ``max_bytes + 1`` bytes, which makes it a bad
+line, and the rest of it is skipped unread into memory), and with ``--jobs N`` at most
+``2 * N + 2`` blocks are in flight.  Only ``--dedupe`` grows, by one 16-byte digest per
+distinct canonical URL.
+
+Blocks cross the process border as bytes and come back as formatted output bytes, so the main
+process only reads, dispatches and writes: the per-line work (splitting, decoding,
+canonicalization, formatting) is all in `Processor`, wherever it runs.
+
+A block ends early when the input pauses (nothing more can be read without blocking): its lines
+are written out at once, so ``tail -f log | urlsan canon`` shows each line as it comes, while
+a file or a busy pipe is still read in large blocks.
 """
 
 from __future__ import annotations
@@ -14,77 +23,369 @@ import io
 import json
 import multiprocessing
 import os
+import select
+import signal
 import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import TimeoutError as FuturesTimeout
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from enum import Enum
 from hashlib import blake2b
+from itertools import repeat
 from typing import IO, Any, NamedTuple, cast
 
-from ..core import InvalidTarget, Policy, canonicalize
+from ..core import InvalidTarget, Policy, Result, canonicalize
 
 # Longer lines are bad lines.  Servers refuse far less (nginx 8 KiB, Apache 8 KiB, IIS 16 KiB);
 # browsers send up to 2 MB.  64 KiB keeps every real URL and bounds the memory one line may take.
 MAX_LINE_BYTES = 64 * 1024
-CHUNK_LINES = 2048
+# About 2,000 real URLs: large enough that a block's trip to a worker costs little next to
+# its work, small enough that in-flight blocks take a few MiB.
+BLOCK_BYTES = 128 * 1024
+# --jobs: the CPU time one process spends before workers start, and the least CPU time a line
+# must take for workers to pay: below it, sending the line to a worker and its output back
+# costs this process about as much as canonicalizing it (bench/cli.py).
+POOL_AFTER_SECONDS = 0.2
+POOL_MIN_LINE_SECONDS = 0.5e-6
+POOL_MIN_WORK_SECONDS = 1.5
+# How often a wait for a worker's result looks whether the workers are still alive.
+_WATCH_SECONDS = 0.5
 _GZIP_MAGIC = b"\x1f\x8b"
-_BOM = b"\xef\xbb\xbf"
-_STRIP = b" \t\r\n\x0b\x0c"
+_BLANKS = " \t\r\n\x0b\x0c"
 
 
-class Detail(Enum):
-    """How much of each `Result` the output needs: the less, the less crosses process borders."""
+class Mode(Enum):
+    """What is written for each line."""
 
-    URL = "url"  # the canonical URL only
-    RULES = "rules"  # and the names of the rules that fired (--diff, --check)
-    JSON = "json"  # the whole result, serialized in the worker
-
-
-class Line(NamedTuple):
-    """One input line: its number, its bytes (terminator and surrounding blanks removed) and,
-    when it is usable, its text; otherwise ``error`` says why not."""
-
-    number: int
-    raw: bytes
-    text: str | None
-    error: str | None
+    URL = "url"  # the canonical URL
+    JSON = "json"  # Result.as_dict()
+    DIFF = "diff"  # changed URLs: line number and rules, before and after
+    CHECK = "check"  # offenders as FILE:LINE: rules: input -> canonical
+    CHECK_JSON = "check-json"  # offenders as Result.as_dict() with their "line"
+    CHECK_DIFF = "check-diff"  # offenders in the --diff form
 
 
-# An outcome per valid line: (url, payload) or, when the policy refused the line, (None, message).
-# payload: None (Detail.URL), tuple of rule names (Detail.RULES), JSON text (Detail.JSON).
-Outcome = tuple[str | None, Any]
+class OnError(Enum):
+    """What becomes of a bad line (it is reported on stderr whatever this says)."""
+
+    PASS = "pass"  # written unchanged
+    SKIP = "skip"  # left out
+    FAIL = "fail"  # the run stops before it
 
 
 @dataclass(frozen=True, slots=True)
-class Canonicalizer:
-    """Canonicalizes a chunk of texts; a plain picklable value that worker processes receive."""
+class Block:
+    """Whole input lines: ``data`` (each line ends with the separator), or the command-line
+    arguments as ``texts``; ``first`` is the number of the first line.  ``pause``: the input
+    had nothing more to give at once, so everything up to here is to be written out now."""
+
+    data: bytes
+    first: int
+    pause: bool = False
+    texts: tuple[str, ...] | None = None
+
+
+class Entry(NamedTuple):
+    """One line under ``--dedupe``: its canonical form's digest (None for a bad line), its
+    output, what a duplicate report shows of it (its text, its JSON offender with
+    ``--check --json``, the reason for a bad line), and whether canonicalization changed it."""
+
+    number: int
+    key: bytes | None
+    out: bytes
+    shown: str
+    changed: bool
+
+
+class Done(NamedTuple):
+    """A processed block.  Without ``--dedupe``: the output cut before each bad line
+    (``len(bad) + 1`` pieces), so that a report on stderr lands between the lines around it.
+    With ``--dedupe``: ``entries``, one per line, and no pieces."""
+
+    lines: int  # lines handled: all of the block's, or those before the bad one (--on-error fail)
+    valid: int
+    changed: int
+    pieces: list[bytes]
+    bad: list[tuple[int, str]]
+    entries: list[Entry]
+
+
+class Colors:
+    """ANSI colors for --diff, or empty strings."""
+
+    def __init__(self, on: bool) -> None:
+        self.head = "\x1b[1;36m" if on else ""
+        self.minus = "\x1b[31m" if on else ""
+        self.plus = "\x1b[32m" if on else ""
+        self.reset = "\x1b[0m" if on else ""
+
+
+# C0 and C1 controls and DEL, shown as \xNN: a URL in a list must not be able to drive the
+# terminal it is displayed on (ESC sequences can rewrite the screen or the title).
+_CONTROLS = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)]}
+
+
+def shown(text: str) -> str:
+    """``text`` safe for a terminal."""
+    # isprintable() is false for every control (and a few more): the common case costs a scan.
+    return text if text.isprintable() else text.translate(_CONTROLS)
+
+
+def rules_of(r: Result) -> str:
+    return ", ".join(dict.fromkeys(e.rule for e in r.edits))
+
+
+# One small formatter per output mode.  `line` returns the output of a valid line ('' for
+# none), `bad` that of a bad line written through (--on-error pass).
+class _Urls:
+    changes = False  # whether the mode needs to know if a line changed
+
+    def __init__(self, sep: str, name: str, colors: Colors) -> None:
+        self.sep, self.name, self.colors = sep, name, colors
+
+    def line(self, number: int, text: str, r: Result) -> str:
+        return r.url + self.sep
+
+    def bad(self, number: int, text: str, reason: str) -> str | None:
+        return text + self.sep
+
+
+class _Json(_Urls):
+    def line(self, number: int, text: str, r: Result) -> str:
+        return json.dumps(r.as_dict(), ensure_ascii=False) + self.sep
+
+    def bad(self, number: int, text: str, reason: str) -> str | None:
+        shown_input = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        obj: dict[str, Any] = {
+            "input": shown_input,
+            "url": None,
+            "edits": [],
+            "findings": [],
+            "error": reason,
+        }
+        return json.dumps(obj, ensure_ascii=False) + self.sep
+
+
+class _Diff(_Urls):
+    changes = True
+
+    def line(self, number: int, text: str, r: Result) -> str:
+        if r.url == text:
+            return ""
+        c = self.colors
+        return (
+            f"{c.head}{number}: {rules_of(r)}{c.reset}\n"
+            f"{c.minus}- {shown(text)}{c.reset}\n"
+            f"{c.plus}+ {shown(r.url)}{c.reset}\n"
+        )
+
+    def bad(self, number: int, text: str, reason: str) -> str | None:
+        return None  # --diff and --check never print bad lines on stdout
+
+
+class _Check(_Diff):
+    def line(self, number: int, text: str, r: Result) -> str:
+        if r.url == text:
+            return ""
+        return f"{self.name}:{number}: {rules_of(r)}: {shown(text)} -> {shown(r.url)}\n"
+
+
+class _CheckJson(_Diff):
+    def line(self, number: int, text: str, r: Result) -> str:
+        if r.url == text:
+            return ""
+        return json.dumps({"line": number, **r.as_dict()}, ensure_ascii=False) + "\n"
+
+
+_FORMATS: dict[Mode, type[_Urls]] = {
+    Mode.URL: _Urls,
+    Mode.JSON: _Json,
+    Mode.DIFF: _Diff,
+    Mode.CHECK: _Check,
+    Mode.CHECK_JSON: _CheckJson,
+    Mode.CHECK_DIFF: _Diff,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Processor:
+    """Turns a `Block` into its output: a plain picklable value that worker processes receive
+    once, when they start."""
 
     policy: Policy
-    detail: Detail = Detail.URL
+    mode: Mode = Mode.URL
     form: str = "auto"
+    on_error: OnError = OnError.PASS
+    dedupe: bool = False
+    max_bytes: int = MAX_LINE_BYTES
+    sep: bytes = b"\n"
+    name: str = "<stdin>"
+    colors: bool = False
 
-    def __call__(self, texts: list[str]) -> list[Outcome]:
-        policy, detail, form = self.policy, self.detail, self.form
-        out: list[Outcome] = []
-        append = out.append
-        for text in texts:
+    def __call__(self, block: Block) -> Done:
+        lines, utf8 = self._texts(block)
+        fmt = _FORMATS[self.mode](self.sep.decode(), self.name, Colors(self.colors))
+        if self.dedupe:
+            return self._keyed(lines, block.first, fmt)
+        # A character takes at most 4 bytes in UTF-8: then no line is too long.
+        if self.mode is Mode.URL and utf8 and max(map(len, lines), default=0) * 4 <= self.max_bytes:
+            return self._urls(lines, block.first, fmt)
+        return self._plain(lines, block.first, fmt)
+
+    def _texts(self, block: Block) -> tuple[list[str], bool]:
+        """The block's lines as text, and whether all of it was UTF-8.  Bytes that are not
+        stand as lone surrogates (surrogateescape), which `_problem` finds."""
+        if block.texts is not None:
+            return list(block.texts), False
+        data, utf8 = block.data, True
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            text, utf8 = data.decode("utf-8", "surrogateescape"), False
+        lines = text.split(self.sep.decode())
+        lines.pop()  # every line ends with the separator: the last piece is empty
+        if block.first == 1 and lines and lines[0].startswith("\ufeff"):
+            lines[0] = lines[0][1:]  # a byte order mark is not part of the first URL
+        return lines, utf8
+
+    def _urls(self, lines: list[str], first: int, fmt: _Urls) -> Done:
+        """Plain URLs out, from lines known to be UTF-8 and short enough: the common case, its
+        loop kept to the bone.  The first bad line hands the rest of the block to `_plain`."""
+        policy, form = self.policy, self.form
+        urls: list[str] = []
+        append = urls.append
+        for text in map(str.strip, lines, repeat(_BLANKS)):
+            if not text:
+                break
             try:
-                r = canonicalize(text, policy, form=form)
-            except InvalidTarget as e:
-                append((None, f"rejected: {e}"))
+                append(canonicalize(text, policy, form=form).url)
+            except Exception:  # InvalidTarget, or a bug: `_plain` reports either
+                break
+        else:
+            return Done(len(lines), len(lines), 0, [_joined(urls, fmt.sep)], [], [])
+        done = len(urls)
+        rest = self._plain(lines[done:], first + done, fmt)
+        head = _joined(urls, fmt.sep) + rest.pieces[0]
+        return rest._replace(
+            lines=done + rest.lines, valid=done + rest.valid, pieces=[head, *rest.pieces[1:]]
+        )
+
+    def _problem(self, line: str, text: str) -> str | None:
+        """Why a line cannot be canonicalized, or None."""
+        # A character takes at most 4 bytes in UTF-8, 1 when it stands for a raw byte.
+        if len(line) * 4 > self.max_bytes and _size(line) > self.max_bytes:
+            return f"longer than {self.max_bytes} bytes"
+        if not text:
+            return "empty"
+        if not text.isascii():
+            return _not_utf8(text)
+        return None
+
+    def _canon(self, line: str) -> tuple[str, Result | None, str | None]:
+        """The line's text and its result, or the reason it is bad."""
+        text = line.strip(_BLANKS)
+        problem = self._problem(line, text)
+        if problem is not None:
+            return ("" if problem.startswith("longer") else text), None, problem
+        try:
+            return text, canonicalize(text, self.policy, form=self.form), None
+        except InvalidTarget as e:
+            return text, None, f"rejected: {e}"
+        except Exception as e:  # a bug in urlsan must not stop a ten-million-line run
+            return text, None, f"internal error, please report: {type(e).__name__}: {e}"
+
+    def _plain(self, lines: list[str], first: int, fmt: _Urls) -> Done:
+        """Any mode but --dedupe: the output, cut before each bad line."""
+        out: list[str] = []
+        pieces: list[bytes] = []
+        bad: list[tuple[int, str]] = []
+        valid = changed = 0
+        for number, line in enumerate(lines, first):
+            text, r, problem = self._canon(line)
+            if r is not None:
+                valid += 1
+                changed += fmt.changes and r.url != text
+                out.append(fmt.line(number, text, r))
                 continue
-            except Exception as e:  # a bug in urlsan must not stop a ten-million-line run
-                append((None, f"internal error, please report: {type(e).__name__}: {e}"))
+            pieces.append(_encode(out))
+            out = []
+            bad.append((number, problem or ""))
+            if self.on_error is OnError.FAIL:
+                return Done(number - first + 1, valid, changed, [*pieces, b""], bad, [])
+            through = fmt.bad(number, text, problem or "")
+            if through is not None and self.on_error is OnError.PASS:
+                out.append(through)
+        pieces.append(_encode(out))
+        return Done(len(lines), valid, changed, pieces, bad, [])
+
+    def _keyed(self, lines: list[str], first: int, fmt: _Urls) -> Done:
+        """--dedupe: an entry per line, for the main process, which knows what came before."""
+        entries: list[Entry] = []
+        valid = changed = 0
+        checking = self.mode in (Mode.CHECK, Mode.CHECK_JSON, Mode.CHECK_DIFF)
+        for number, line in enumerate(lines, first):
+            text, r, problem = self._canon(line)
+            if r is None:
+                reason = problem or ""
+                through = fmt.bad(number, text, reason)
+                if through is None or self.on_error is not OnError.PASS:
+                    through = ""
+                entries.append(
+                    Entry(number, None, through.encode("utf-8", "surrogateescape"), reason, False)
+                )
+                if self.on_error is OnError.FAIL:
+                    break
                 continue
-            if detail is Detail.URL:
-                append((r.url, None))
-            elif detail is Detail.RULES:
-                append((r.url, tuple(dict.fromkeys(e.rule for e in r.edits))))
-            else:
-                append((r.url, json.dumps(r.as_dict(), ensure_ascii=False)))
-        return out
+            valid += 1
+            is_changed = r.url != text
+            changed += is_changed
+            dup = text  # shown() by the main process, for the few that are duplicates
+            if checking and self.mode is Mode.CHECK_JSON:
+                dup = json.dumps({"line": number, **r.as_dict()}, ensure_ascii=False)
+            entries.append(
+                Entry(
+                    number,
+                    digest(r.url),
+                    fmt.line(number, text, r).encode("utf-8", "surrogateescape"),
+                    dup,
+                    is_changed,
+                )
+            )
+        return Done(len(entries), valid, changed, [], [], entries)
+
+
+def _joined(urls: list[str], sep: str) -> bytes:
+    return (sep.join(urls) + sep).encode() if urls else b""
+
+
+def _encode(parts: list[str]) -> bytes:
+    return "".join(parts).encode("utf-8", "surrogateescape")
+
+
+def _size(line: str) -> int:
+    return len(line.encode("utf-8", "surrogateescape"))
+
+
+def _not_utf8(text: str) -> str | None:
+    """Why ``text`` (decoded with surrogateescape) was not UTF-8, or None when it was."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        offset = _size(text[: e.start])
+        return f"not UTF-8 (byte {ord(text[e.start]) - 0xDC00:#04x} at offset {offset})"
+    return None
+
+
+def digest(url: str) -> bytes:
+    """The dedupe key: 16 bytes whatever the URL's length (collisions: ~2⁻⁶⁴ at 2³² URLs)."""
+    return blake2b(url.encode("utf-8", "surrogateescape"), digest_size=16).digest()
+
+
+# --- input -----------------------------------------------------------------------------------
 
 
 def open_input(path: str) -> IO[bytes]:
@@ -107,117 +408,217 @@ def open_output(path: str) -> IO[bytes]:
     return open(path, "wb", buffering=1 << 16)
 
 
-def read_lines(stream: IO[bytes], max_bytes: int = MAX_LINE_BYTES) -> Iterator[Line]:
-    """The lines of ``stream``, numbered from 1, each classified as usable or bad.
+def _more_at_once(stream: IO[bytes]) -> Callable[[], bool]:
+    """A test of whether ``stream`` can give more input without blocking (always yes when that
+    cannot be asked, as for a file in memory)."""
+    base: Any = stream.fileobj if isinstance(stream, gzip.GzipFile) else stream
+    try:
+        poller = select.poll()
+        poller.register(base.fileno(), select.POLLIN)
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        return lambda: True
+    return lambda: bool(poller.poll(0))
 
-    A line longer than ``max_bytes`` is consumed in ``max_bytes`` pieces and reported with its
-    first ``max_bytes`` bytes only.  A UTF-8 byte order mark on line 1 is dropped, as are blanks
-    around each line (they are never part of a URL in a list).  The last line needs no newline.
+
+class BlockReader:
+    """The blocks of a stream of ``sep``-separated lines, numbered from 1.
+
+    Each read takes what the stream has at once (`read1`), up to `BLOCK_BYTES`; a block is
+    handed on when it is full, at the end, or when the input pauses.  With ``per_line`` every
+    line is a block of its own (``--line-buffered``).  The last line needs no separator.
     """
-    readline = stream.readline
-    number = 0
-    while True:
-        chunk = readline(max_bytes + 1)
-        if not chunk:
+
+    def __init__(
+        self,
+        stream: IO[bytes],
+        sep: bytes = b"\n",
+        max_bytes: int = MAX_LINE_BYTES,
+        size: int = BLOCK_BYTES,
+        per_line: bool = False,
+    ) -> None:
+        self.stream, self.sep, self.max_bytes = stream, sep, max_bytes
+        self.size, self.per_line = size, per_line
+        self.number = 1  # of the next line to hand on
+        self.parts: list[bytes] = []  # whole lines not handed on yet
+        self.held = b""  # the start of a line whose end has not been read
+        self.skipping = False  # in the middle of a line too long to keep
+
+    def __iter__(self) -> Iterator[Block]:
+        read: Callable[[int], bytes] = getattr(self.stream, "read1", self.stream.read)
+        more = _more_at_once(self.stream)
+        while data := read(self.size):
+            self._take(data)
+            pause = len(data) < self.size and not more()
+            if pause or self.per_line or sum(map(len, self.parts)) >= self.size:
+                yield from self._hand_on(pause=True if self.per_line else pause)
+        if self.held:
+            self.parts.append(self.held + self.sep)
+            self.held = b""
+        yield from self._hand_on(pause=True)
+
+    def _take(self, data: bytes) -> None:
+        if self.skipping:  # the rest of a too-long line: dropped, never held
+            cut = data.find(self.sep)
+            if cut < 0:
+                return
+            data, self.skipping = data[cut + 1 :], False
+        end = data.rfind(self.sep)
+        if end >= 0:
+            self.parts.append(self.held + data[: end + 1])
+            self.held = data[end + 1 :]
+        else:
+            self.held += data
+        if len(self.held) > self.max_bytes:
+            # Kept as max_bytes + 1 bytes: enough for the processor to call it too long.
+            self.parts.append(self.held[: self.max_bytes + 1] + self.sep)
+            self.held, self.skipping = b"", True
+
+    def _hand_on(self, pause: bool) -> Iterator[Block]:
+        if not self.parts:
             return
-        number += 1
-        error: str | None = None
-        if len(chunk) > max_bytes and not chunk.endswith(b"\n"):
-            while chunk and not chunk.endswith(b"\n"):  # skip the rest of it, piece by piece
-                chunk = readline(max_bytes)
-            yield Line(number, b"", None, f"longer than {max_bytes} bytes")
-            continue
-        if number == 1 and chunk.startswith(_BOM):
-            chunk = chunk[3:]
-        raw = chunk.strip(_STRIP)
-        if not raw:
-            yield Line(number, raw, None, "empty")
-            continue
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as e:
-            error = f"not UTF-8 (byte {raw[e.start]:#04x} at offset {e.start})"
-            yield Line(number, raw, None, error)
-            continue
-        yield Line(number, raw, text, None)
+        data = b"".join(self.parts)
+        self.parts = []
+        if not self.per_line:
+            yield Block(data, self.number, pause)
+            self.number += data.count(self.sep)
+            return
+        for line in data.split(self.sep)[:-1]:
+            yield Block(line + self.sep, self.number, True)
+            self.number += 1
 
 
-def lines_from_args(urls: Iterable[str]) -> Iterator[Line]:
-    """Command-line arguments as numbered lines (argument 1, 2, …)."""
-    for number, url in enumerate(urls, 1):
-        raw = os.fsencode(url)
-        text = url.strip(" \t\r\n\x0b\x0c")
-        if not text:
-            yield Line(number, raw, None, "empty")
-            continue
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            yield Line(number, raw, None, "not UTF-8")
-            continue
-        yield Line(number, raw.strip(_STRIP), text, None)
+def arguments_block(urls: Iterable[str]) -> Block:
+    """Command-line arguments as one block of lines (argument 1, 2, …)."""
+    return Block(b"", 1, True, tuple(urls))
 
 
-def chunked(lines: Iterable[Line], size: int = CHUNK_LINES) -> Iterator[list[Line]]:
-    chunk: list[Line] = []
-    for line in lines:
-        chunk.append(line)
-        if len(chunk) >= size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
+# --- worker processes ------------------------------------------------------------------------
+
+_worker: Processor | None = None
 
 
-def _texts(chunk: list[Line]) -> list[str]:
-    return [line.text for line in chunk if line.text is not None]
+def _start_worker(processor: Processor) -> None:
+    global _worker
+    _worker = processor
+    # ^C reaches the whole process group: the main process stops the run, workers just end.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def run_chunks(
-    chunks: Iterable[list[Line]], canon: Canonicalizer, jobs: int = 1
-) -> Iterator[tuple[list[Line], list[Outcome]]]:
-    """Each chunk with the outcomes of its usable lines, in input order.
+def _work(block: Block) -> Done:
+    assert _worker is not None
+    return _worker(block)
 
-    With ``jobs > 1`` the chunks go to that many worker processes, but only once the input turns
-    out to be longer than one chunk: a short input is not worth starting processes for.
+
+def run_blocks(
+    blocks: Iterable[Block],
+    processor: Processor,
+    jobs: int = 1,
+    read_share: Callable[[], float] | None = None,
+) -> Iterator[tuple[Block, Done]]:
+    """Each block with its result, in input order.
+
+    With ``jobs > 1`` the blocks go to that many worker processes once `_workers_pay` says so.
+    ``read_share`` tells how much of the input has been read (0 to 1), when that is known.  A
+    dead worker raises `concurrent.futures.process.BrokenProcessPool` here, within a second.
     """
-    chunks = iter(chunks)
-    first = next(chunks, None)
-    if first is None:
-        return
-    second = next(chunks, None)
-    if jobs <= 1 or second is None:
-        yield first, canon(_texts(first))
-        if second is not None:
-            yield second, canon(_texts(second))
-            for chunk in chunks:
-                yield chunk, canon(_texts(chunk))
-        return
+    blocks = iter(blocks)
+    spent, lines = 0.0, 0
+    for block in blocks:
+        if jobs > 1 and _workers_pay(spent, lines, read_share):
+            yield from _pooled(block, blocks, processor, jobs)
+            return
+        start = time.process_time()
+        done = processor(block)
+        spent += time.process_time() - start
+        lines += done.lines
+        yield block, done
+
+
+def _workers_pay(spent: float, lines: int, read_share: Callable[[], float] | None) -> bool:
+    """Whether to start workers, after ``spent`` seconds of CPU on ``lines`` lines here.
+
+    Not before `POOL_AFTER_SECONDS` (a short input is not worth starting processes for), nor
+    when a line costs less than `POOL_MIN_LINE_SECONDS` (then sending it to a worker and its
+    output back costs about as much as canonicalizing it).  When the input's size is known, only
+    if the rest of it should take more than `POOL_MIN_WORK_SECONDS`: a worker's start-up (its
+    imports, 0.2 s of CPU) is paid back only on work several times as long.
+    """
+    if not lines or spent < max(POOL_AFTER_SECONDS, lines * POOL_MIN_LINE_SECONDS):
+        return False
+    if read_share is None:
+        return True
+    try:
+        share = read_share()
+    except (OSError, ValueError):
+        return True
+    return share <= 0 or spent * (1 - share) / share >= POOL_MIN_WORK_SECONDS
+
+
+def _pooled(
+    first: Block, blocks: Iterator[Block], processor: Processor, jobs: int
+) -> Iterator[tuple[Block, Done]]:
     # "spawn" everywhere: no fork of a possibly threaded parent, and the workers receive the
     # policy the way a cluster would, pickled.
-    ctx = multiprocessing.get_context("spawn")
-    with ctx.Pool(jobs) as pool:
-        pending: deque[tuple[list[Line], Any]] = deque()
-        limit = 2 * jobs + 2
-
-        def submit(chunk: list[Line]) -> None:
-            pending.append((chunk, pool.apply_async(canon, (_texts(chunk),))))
-
-        submit(first)
-        submit(second)
-        for chunk in chunks:
+    pool = ProcessPoolExecutor(
+        jobs,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_start_worker,
+        initargs=(processor,),
+    )
+    pending: deque[tuple[Block, Future[Done]]] = deque()
+    limit = 2 * jobs + 2
+    try:
+        for block in _chain(first, blocks):
             if len(pending) >= limit:
-                done, result = pending.popleft()
-                yield done, result.get()
-            submit(chunk)
+                done, future = pending.popleft()
+                yield done, _result(pool, future)
+            pending.append((block, pool.submit(_work, block)))
+            while block.pause and pending:  # the input waits: let the output catch up
+                done, future = pending.popleft()
+                yield done, _result(pool, future)
         while pending:
-            done, result = pending.popleft()
-            yield done, result.get()
+            done, future = pending.popleft()
+            yield done, _result(pool, future)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
-def digest(url: str) -> bytes:
-    """The dedupe key: 16 bytes whatever the URL's length (collisions: ~2⁻⁶⁴ at 2³² URLs)."""
-    return blake2b(url.encode("utf-8", "surrogateescape"), digest_size=16).digest()
+def _result(pool: ProcessPoolExecutor, future: Future[Done]) -> Done:
+    """The future's result, or `BrokenProcessPool` within a second of a worker's death.
+
+    The pool finds dead workers by itself, except when one dies in the middle of sending a
+    result: its manager thread then waits forever for the rest of that message, on a pipe whose
+    write end every worker (and this process) holds.  So the dead worker is looked for here too.
+    """
+    while True:
+        try:
+            return future.result(timeout=_WATCH_SECONDS)
+        except FuturesTimeout:
+            processes: dict[int, Any] = dict(getattr(pool, "_processes", None) or {})
+            if all(p.is_alive() for p in processes.values()):
+                continue
+            _break(pool, processes)
+            raise BrokenProcessPool("a worker process died") from None
+
+
+def _break(pool: ProcessPoolExecutor, processes: dict[int, Any]) -> None:
+    """Unblock a pool whose manager thread may be stuck reading a dead worker's half message:
+    end the other workers and close this process's write end of the result pipe, so that the
+    read ends (EOF) and the pool shuts down as broken."""
+    for process in processes.values():
+        process.kill()
+    results: Any = getattr(pool, "_result_queue", None)
+    writer = getattr(results, "_writer", None)
+    if writer is not None:
+        writer.close()
+
+
+def _chain(first: Block, rest: Iterator[Block]) -> Iterator[Block]:
+    yield first
+    yield from rest
+
+
+# --- progress --------------------------------------------------------------------------------
 
 
 class Progress:

@@ -3,16 +3,32 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import sys
-from collections.abc import Iterator
-from typing import IO, Any, cast
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures.process import BrokenProcessPool
+from typing import IO, Any
 
 from ..core import Policy
 from ..core.policy import PROFILES
 from . import batch
-from .status import EXIT_BAD_LINES, EXIT_OFFENDERS, EXIT_OK, UsageError
+from .batch import Mode, OnError
+from .status import (
+    EXIT_BAD_LINES,
+    EXIT_OFFENDERS,
+    EXIT_OK,
+    EXIT_WORKER_DIED,
+    EXIT_WRITE_ERROR,
+    OutputError,
+    UsageError,
+)
+
+# Bad lines reported one by one on stderr; past this, they are only counted (binary input
+# would otherwise write a line of stderr per line of input).
+MAX_REPORTED = 20
 
 
 def add_parser(sub: Any) -> None:
@@ -21,6 +37,9 @@ def add_parser(sub: Any) -> None:
         help="canonicalize URLs from arguments, a file or standard input",
         description="Canonicalize URLs, one output line per input line, in input order. "
         "Reads arguments, or -i FILE, or standard input (gzip is detected).",
+        epilog="Exit statuses: 0 ok, 1 --check found offenders, 2 usage, 3 bad lines, "
+        "4 the output could not be written, 5 a --jobs worker died, 141 the reader of "
+        "standard output went away. See docs/cli.md.",
     )
     canon.add_argument("urls", nargs="*", metavar="URL", help="URLs (default: read lines)")
     canon.add_argument("-i", "--input", metavar="FILE", help="read URLs from FILE ('-': stdin)")
@@ -59,10 +78,21 @@ def add_parser(sub: Any) -> None:
     )
     canon.add_argument(
         "--on-error",
-        choices=("pass", "skip"),
+        choices=("pass", "skip", "fail"),
         default="pass",
-        help="a bad line is written unchanged (pass, default) or left out "
-        "(skip); either way it is reported on stderr and the exit status is 3",
+        help="a bad line is written unchanged (pass, default), left out (skip), or stops the "
+        "run (fail); it is reported on stderr and the exit status is 3",
+    )
+    canon.add_argument(
+        "-z",
+        "--null",
+        action="store_true",
+        help="lines end with NUL instead of newline, in and out (as find -print0, xargs -0)",
+    )
+    canon.add_argument(
+        "--line-buffered",
+        action="store_true",
+        help="write each line as soon as it is read (slower on large inputs; one process)",
     )
     canon.add_argument(
         "--max-length",
@@ -77,7 +107,8 @@ def add_parser(sub: Any) -> None:
         type=_jobs,
         default=1,
         metavar="N",
-        help="worker processes (0: one per CPU; default: 1)",
+        help="worker processes (0: one per CPU; default: 1), started only when the input "
+        "turns out long enough to pay for them; a dead worker ends the run (status 5)",
     )
     canon.add_argument(
         "--color",
@@ -113,6 +144,21 @@ def _policy_options(parser: argparse.ArgumentParser) -> None:
         metavar="SPEC",
         help="switch rules on and off: '+merge-slashes,-remove-dot-segments'",
     )
+    parser.add_argument(
+        "--drop-params",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="also drop these query parameters: '[HOST:]NAME[,NAME...]', shell patterns, "
+        "any case ('utm_*', 'example.com:ref,src'); switches drop-params on; repeatable",
+    )
+    parser.add_argument(
+        "--keep-params",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="never drop these query parameters (same form as --drop-params); repeatable",
+    )
 
 
 def _positive(text: str) -> int:
@@ -135,205 +181,292 @@ def _jobs(text: str) -> int:
     return value or os.cpu_count() or 1
 
 
-def make_policy(profile: str, rules: str) -> Policy:
-    """The policy the options name; `UsageError` for an unknown profile or rule."""
+def make_policy(
+    profile: str, rules: str, drop: Iterable[str] = (), keep: Iterable[str] = ()
+) -> Policy:
+    """The policy the options name; `UsageError` for an unknown profile, rule or bad spec."""
+    drop, keep = tuple(drop), tuple(keep)
     try:
         policy = Policy.profile(profile)
-        return policy.with_rules(rules) if rules else policy
+        if rules:
+            policy = policy.with_rules(rules)
+        if drop or keep:
+            policy = policy.with_params(drop=drop, keep=keep)
     except ValueError as e:
         raise UsageError(str(e)) from None
-
-
-class _Colors:
-    def __init__(self, on: bool) -> None:
-        self.head = "\x1b[1;36m" if on else ""
-        self.minus = "\x1b[31m" if on else ""
-        self.plus = "\x1b[32m" if on else ""
-        self.reset = "\x1b[0m" if on else ""
+    return policy
 
 
 def cmd_canon(args: argparse.Namespace) -> int:
-    policy = make_policy(args.profile, args.rules)
+    policy = make_policy(args.profile, args.rules, args.drop_params, args.keep_params)
     if args.urls and args.input:
         raise UsageError("give URLs as arguments or with -i FILE, not both")
-    if args.json:
-        detail = batch.Detail.JSON
-    elif args.diff or args.check:
-        detail = batch.Detail.RULES
-    else:
-        detail = batch.Detail.URL
-    canon = batch.Canonicalizer(policy, detail, args.form)
-    max_bytes = args.max_length or batch.MAX_LINE_BYTES
-
     source = "argv" if args.urls else (args.input or "-")
     name = {"argv": "argument", "-": "<stdin>"}.get(source, source)
-    stream: IO[bytes] | None = None
-    lines: Iterator[batch.Line]
-    if args.urls:
-        lines = batch.lines_from_args(args.urls)
-    else:
-        try:
-            stream = batch.open_input(source)
-        except OSError as e:
-            raise UsageError(f"cannot read {source}: {e.strerror or e}") from None
-        lines = batch.read_lines(stream, max_bytes)
+    stream = None if args.urls else _open_input(source)
     try:
-        out = batch.open_output(args.output)
-    except OSError as e:
-        raise UsageError(f"cannot write {args.output}: {e.strerror or e}") from None
-
-    colors = _Colors(
-        args.color == "always"
-        or (
-            args.color == "auto"
-            and args.diff
-            and _isatty(sys.stdout)
-            and "NO_COLOR" not in os.environ
-            and args.output == "-"
-        )
-    )
-    size, position = batch.input_size(stream) if stream is not None else (None, None)
-    progress = batch.Progress(
-        sys.stderr,
-        size,
-        position,
-        enabled=stream is not None and not args.no_progress and _isatty(sys.stderr),
-    )
-    err = sys.stderr
-    write = out.write
-    seen: dict[bytes, int] = {}
-    total = valid = changed = offenders = collapsed = bad = 0
-    skip = args.on_error == "skip"
-    to_stdout = args.output == "-"
-    # The common case, plain URLs out and nothing to count, writes a chunk at a time.
-    plain = not (args.json or args.diff or args.check or args.dedupe)
+        output = _Output(args.output)
+    except BaseException:
+        _close_input(stream)
+        raise
+    session = _Session(args, name, output, _progress(args, stream))
     try:
-        for chunk, outcomes in batch.run_chunks(batch.chunked(lines), canon, args.jobs):
-            if plain and len(outcomes) == len(chunk):
-                urls = [url for url, _ in outcomes]
-                if None not in urls:
-                    text = "\n".join(cast(list[str], urls))
-                    write(text.encode("utf-8", "surrogateescape") + b"\n")
-                    total += len(chunk)
-                    valid += len(chunk)
-                    progress.update(total)
-                    continue
-            results = iter(outcomes)
-            for line in chunk:
-                total += 1
-                url: str | None
-                payload: Any
-                if line.text is None:
-                    url, payload = None, line.error
-                else:
-                    url, payload = next(results)
-                if url is None:
-                    bad += 1
-                    progress.close()
-                    if to_stdout:  # on a terminal, the report comes after the lines before it
-                        out.flush()
-                    err.write(f"urlsan canon: {name}:{line.number}: {payload}\n")
-                    if skip or args.diff or args.check:
-                        continue
-                    if args.json:
-                        obj: dict[str, Any] = {
-                            "input": line.raw.decode("utf-8", "backslashreplace"),
-                            "url": None,
-                            "edits": [],
-                            "findings": [],
-                            "error": payload,
-                        }
-                        write(json.dumps(obj, ensure_ascii=False).encode() + b"\n")
-                    else:
-                        write(line.raw + b"\n")
-                    continue
-                valid += 1
-                text = line.text or ""
-                is_changed = url != text
-                changed += is_changed
-                if args.dedupe:
-                    key = batch.digest(url)
-                    first = seen.get(key)
-                    if first is not None:
-                        collapsed += 1
-                        if args.check:
-                            offenders += 1
-                            if args.json:
-                                obj = {**json.loads(payload), "duplicate_of": first}
-                                write(json.dumps(obj, ensure_ascii=False).encode() + b"\n")
-                            else:
-                                line_out = f"{name}:{line.number}: duplicate of line {first}"
-                                write(
-                                    f"{line_out}: {_shown(text)}\n".encode(
-                                        "utf-8", "surrogateescape"
-                                    )
-                                )
-                        continue
-                    seen[key] = line.number
-                if args.check:
-                    if not is_changed:
-                        continue
-                    offenders += 1
-                    if args.json:
-                        write(payload.encode() + b"\n")
-                    elif args.diff:
-                        write(_diff(line.number, text, url, payload, colors))
-                    else:
-                        rules = ", ".join(payload)
-                        line_out = f"{name}:{line.number}: {rules}: {_shown(text)}"
-                        write(f"{line_out} -> {_shown(url)}\n".encode("utf-8", "surrogateescape"))
-                elif args.diff:
-                    if is_changed:
-                        write(_diff(line.number, text, url, payload, colors))
-                elif args.json:
-                    write(payload.encode() + b"\n")
-                else:
-                    write(url.encode() + b"\n")
-            progress.update(total)
+        blocks, processor = _blocks(args, stream), _processor(args, policy, name)
+        session.run(blocks, processor, _jobs_for(args), _read_share(stream))
+    except OutputError as e:
+        return _fail(f"cannot write {output.shown}: {e}", EXIT_WRITE_ERROR, output)
+    except BrokenProcessPool:
+        message = "a worker process died (killed, or out of memory): the output is incomplete"
+        return _fail(message, EXIT_WORKER_DIED, output)
     finally:
-        progress.close()
-        if out is not sys.stdout.buffer:
-            out.close()
-        else:
-            out.flush()
-        if stream is not None and stream is not sys.stdin.buffer:
-            stream.close()
+        session.progress.close()
+        _close_input(stream)
+    try:
+        output.close()
+    except OutputError as e:
+        return _fail(f"cannot write {output.shown}: {e}", EXIT_WRITE_ERROR, output)
+    return session.finish()
 
-    if not args.quiet:
+
+def _open_input(source: str) -> IO[bytes]:
+    try:
+        return batch.open_input(source)
+    except OSError as e:
+        raise UsageError(f"cannot read {source}: {e.strerror or e}") from None
+
+
+def _close_input(stream: IO[bytes] | None) -> None:
+    if stream is not None and stream is not sys.stdin.buffer:
+        stream.close()
+
+
+def _fail(message: str, status: int, output: _Output) -> int:
+    output.abandon()
+    sys.stderr.write(f"urlsan canon: error: {message}\n")
+    return status
+
+
+def _blocks(args: argparse.Namespace, stream: IO[bytes] | None) -> Iterable[batch.Block]:
+    if stream is None:
+        return [batch.arguments_block(args.urls)]
+    return batch.BlockReader(
+        stream,
+        sep=b"\0" if args.null else b"\n",
+        max_bytes=args.max_length or batch.MAX_LINE_BYTES,
+        per_line=args.line_buffered,
+    )
+
+
+def _read_share(stream: IO[bytes] | None) -> Callable[[], float] | None:
+    """How much of the input file has been read, when that can be known."""
+    size, position = batch.input_size(stream) if stream is not None else (None, None)
+    if size is None or position is None:
+        return None
+    return lambda: position() / size
+
+
+def _mode(args: argparse.Namespace) -> Mode:
+    if args.check:
+        return Mode.CHECK_JSON if args.json else Mode.CHECK_DIFF if args.diff else Mode.CHECK
+    return Mode.JSON if args.json else Mode.DIFF if args.diff else Mode.URL
+
+
+def _processor(args: argparse.Namespace, policy: Policy, name: str) -> batch.Processor:
+    return batch.Processor(
+        policy,
+        mode=_mode(args),
+        form=args.form,
+        on_error=OnError(args.on_error),
+        dedupe=args.dedupe,
+        max_bytes=args.max_length or batch.MAX_LINE_BYTES,
+        sep=b"\0" if args.null else b"\n",
+        name=name,
+        colors=_colors(args),
+    )
+
+
+def _jobs_for(args: argparse.Namespace) -> int:
+    # One round trip to a worker per line would cost more than the line's work.
+    return 1 if args.line_buffered else int(args.jobs)
+
+
+def _colors(args: argparse.Namespace) -> bool:
+    if args.color != "auto":
+        return bool(args.color == "always")
+    return bool(
+        args.diff and args.output == "-" and _isatty(sys.stdout) and "NO_COLOR" not in os.environ
+    )
+
+
+def _progress(args: argparse.Namespace, stream: IO[bytes] | None) -> batch.Progress:
+    size, position = batch.input_size(stream) if stream is not None else (None, None)
+    enabled = stream is not None and not args.no_progress and _isatty(sys.stderr)
+    return batch.Progress(sys.stderr, size, position, enabled=enabled)
+
+
+class _Output:
+    """The output stream; a failed write becomes `OutputError` (a broken pipe stays itself:
+    main turns it into status 141)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.shown = "standard output" if path == "-" else path
+        self.to_stdout = path == "-"
+        try:
+            self.stream = batch.open_output(path)
+        except OSError as e:
+            raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
+
+    def write(self, data: bytes) -> None:
+        if data:
+            self._do(self.stream.write, data)
+
+    def flush(self) -> None:
+        self._do(self.stream.flush)
+
+    def close(self) -> None:
+        self._do(self.stream.flush if self.to_stdout else self.stream.close)
+
+    def _do(self, action: Any, *data: bytes) -> None:
+        try:
+            action(*data)
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            raise OutputError(e.strerror or str(e)) from None
+
+    def abandon(self) -> None:
+        """Give up on the output without a second error: what is still buffered is dropped
+        (for standard output, at exit too: fd 1 then points to /dev/null)."""
+        if self.to_stdout:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(devnull, self.stream.fileno())
+            except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+                pass
+            finally:
+                os.close(devnull)
+            return
+        with contextlib.suppress(OSError):
+            self.stream.close()
+
+
+class _Session:
+    """One run of `urlsan canon`: writes each processed block, reports bad lines, counts."""
+
+    def __init__(
+        self, args: argparse.Namespace, name: str, output: _Output, progress: batch.Progress
+    ) -> None:
+        self.args, self.name, self.output, self.progress = args, name, output, progress
+        self.on_error = OnError(args.on_error)
+        self.checking = bool(args.check)
+        self.seen: dict[bytes, int] = {}
+        self.total = self.valid = self.changed = self.offenders = self.collapsed = 0
+        self.bad = 0
+        self.stopped_at: int | None = None  # --on-error fail: the bad line that stopped the run
+
+    def run(
+        self,
+        blocks: Iterable[batch.Block],
+        processor: batch.Processor,
+        jobs: int,
+        read_share: Callable[[], float] | None,
+    ) -> None:
+        for block, done in batch.run_blocks(blocks, processor, jobs, read_share):
+            self.total += done.lines
+            self.valid += done.valid
+            self.changed += done.changed
+            if done.entries or not done.pieces:
+                self._entries(done.entries)
+            else:
+                self._pieces(done)
+            if self.stopped_at is not None:
+                return
+            if block.pause or self.args.line_buffered:
+                self.output.flush()
+            self.progress.update(self.total)
+
+    def _pieces(self, done: batch.Done) -> None:
+        if self.checking:
+            self.offenders += done.changed
+        write = self.output.write
+        write(done.pieces[0])
+        for (number, reason), piece in zip(done.bad, done.pieces[1:], strict=True):
+            self._bad_line(number, reason)
+            write(piece)
+
+    def _entries(self, entries: Sequence[batch.Entry]) -> None:
+        out: list[bytes] = []
+        for e in entries:
+            if e.key is None:
+                self.output.write(b"".join(out))
+                out = []
+                self._bad_line(e.number, e.shown)
+                out.append(e.out)
+                continue
+            first = self.seen.get(e.key)
+            if first is None:
+                self.seen[e.key] = e.number
+                self.offenders += self.checking and e.changed
+                out.append(e.out)
+                continue
+            self.collapsed += 1
+            if self.checking:
+                self.offenders += 1
+                out.append(self._duplicate(e, first))
+        self.output.write(b"".join(out))
+
+    def _duplicate(self, e: batch.Entry, first: int) -> bytes:
+        if self.args.json:
+            obj = {**json.loads(e.shown), "duplicate_of": first}
+            return json.dumps(obj, ensure_ascii=False).encode("utf-8", "surrogateescape") + b"\n"
+        line = f"{self.name}:{e.number}: duplicate of line {first}: {batch.shown(e.shown)}\n"
+        return line.encode("utf-8", "surrogateescape")
+
+    def _bad_line(self, number: int, reason: str) -> None:
+        self.bad += 1
+        if self.on_error is OnError.FAIL:
+            self.stopped_at = number
+        if self.bad > MAX_REPORTED + 1:
+            return
+        self.progress.close()
+        if self.output.to_stdout:  # on a terminal, the report comes after the lines before it
+            self.output.flush()
+        if self.bad > MAX_REPORTED:
+            sys.stderr.write(f"urlsan canon: more than {MAX_REPORTED} bad lines: counting them\n")
+            return
+        sys.stderr.write(f"urlsan canon: {self.name}:{number}: {reason}\n")
+
+    def finish(self) -> int:
+        """Write the summary; the exit status."""
+        summary = self._summary()
+        if summary and not self.args.quiet:
+            lines = f"{self.total:,} line{'s' * (self.total != 1)}"
+            sys.stderr.write(f"urlsan canon: {lines}: {'; '.join(summary)}\n")
+        elif self.bad > MAX_REPORTED:  # -q: the count is all that says how many there were
+            sys.stderr.write(f"urlsan canon: {self.bad:,} bad lines\n")
+        if self.bad:
+            return EXIT_BAD_LINES
+        if self.checking and self.offenders:
+            return EXIT_OFFENDERS
+        return EXIT_OK
+
+    def _summary(self) -> list[str]:
+        args = self.args
         summary = []
         if args.check:
-            summary.append(f"{offenders:,} of {valid:,} URLs not canonical")
+            summary.append(f"{self.offenders:,} of {self.valid:,} URLs not canonical")
         elif args.diff:
-            summary.append(f"{changed:,} of {valid:,} URLs changed")
+            summary.append(f"{self.changed:,} of {self.valid:,} URLs changed")
         if args.dedupe:
-            summary.append(f"{len(seen):,} distinct, {collapsed:,} collapsed")
-        if bad:
-            fate = "skipped" if skip or args.diff or args.check else "passed through"
-            summary.append(f"{bad:,} bad line{'s' * (bad != 1)} {fate}")
-        if summary:
-            err.write(f"urlsan canon: {total:,} line{'s' * (total != 1)}: {'; '.join(summary)}\n")
-    if bad:
-        return EXIT_BAD_LINES
-    if args.check and offenders:
-        return EXIT_OFFENDERS
-    return EXIT_OK
-
-
-def _diff(number: int, before: str, after: str, rules: tuple[str, ...], c: _Colors) -> bytes:
-    return (
-        f"{c.head}{number}: {', '.join(rules)}{c.reset}\n"
-        f"{c.minus}- {_shown(before)}{c.reset}\n"
-        f"{c.plus}+ {_shown(after)}{c.reset}\n"
-    ).encode("utf-8", "surrogateescape")
-
-
-# C0 and C1 controls and DEL, shown as \xNN: a URL in a list must not be able to drive the
-# terminal it is displayed on (ESC sequences can rewrite the screen or the title).
-_CONTROLS = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)]}
-
-
-def _shown(text: str) -> str:
-    return text.translate(_CONTROLS)
+            summary.append(f"{len(self.seen):,} distinct, {self.collapsed:,} collapsed")
+        if self.stopped_at is not None:
+            summary.append(f"stopped at bad line {self.stopped_at}")
+        elif self.bad:
+            skipped = self.on_error is OnError.SKIP or args.diff or args.check
+            fate = "skipped" if skipped else "passed through"
+            summary.append(f"{self.bad:,} bad line{'s' * (self.bad != 1)} {fate}")
+        return summary
 
 
 def _isatty(stream: IO[str]) -> bool:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +15,7 @@ from mitmproxy import exceptions, http
 from mitmproxy.test import taddons, tflow, tutils
 from urlsan.addon import UrlSanitizer
 from urlsan.addon.sanitizer import MODES, parse_settings
+from urlsan.audit.record import MAX_EDITS, MAX_TEXT
 from urlsan.core import Policy
 
 DIRTY = b"/a/./b/../c?x=%7e#frag"
@@ -178,8 +182,11 @@ class TestModes:
             assert rule.encode() in body and b"offset" in body
             assert b"\r" not in body.rstrip(b"\n") and b"\n" not in body.rstrip(b"\n")
             assert f.request.data.path == path  # nothing forwarded, nothing changed
-            assert f.metadata["urlsan"]["action"] == "rejected"
-            assert f.metadata["urlsan"]["findings"][0]["rule"] == rule
+            facts = f.metadata["urlsan"]
+            assert facts["action"] == "rejected" and facts["rejected_by"] == rule
+            assert rule in facts["reason"] and facts["after"] is None
+            # findings hold findings (README, Findings), never the rule that refused
+            assert rule not in {x["rule"] for x in facts["findings"]}
 
     def test_reject_forwards_valid_targets_canonicalized(self, addon: UrlSanitizer) -> None:
         with taddons.context(addon) as tctx:
@@ -286,7 +293,9 @@ class TestHost:
             addon.requestheaders(f)
             assert f.request.headers["host"] == "example.com"
 
-    @pytest.mark.parametrize("host", [b"Example.com/../x", b"Example.com?x#y", b"EXAMPLE.com/a b"])
+    @pytest.mark.parametrize(
+        "host", [b"Example.com/../x", b"Example.com?x#y", b"EXAMPLE.com/a b", b"u:p@Example.COM"]
+    )
     def test_host_that_is_not_host_port_is_left_alone(
         self, addon: UrlSanitizer, host: bytes
     ) -> None:
@@ -414,7 +423,7 @@ class TestFlowHandling:
         from urlsan.core import Result
 
         monkeypatch.setattr(
-            "urlsan.addon.sanitizer.canonicalize",
+            "urlsan.addon.target.canonicalize",
             lambda target, policy, form: Result("/x", "/x y\r\nZ: 1"),
         )
         with taddons.context(addon):
@@ -537,3 +546,207 @@ def test_policy_default_profile_matches_core() -> None:
     assert UrlSanitizer().settings.policy.rules == Policy.profile("rfc3986").rules | {
         "strip-fragment"
     }
+
+
+def run_hook(addon: UrlSanitizer, f: http.HTTPFlow) -> bool:
+    """Run the hook as mitmproxy does: await what it returns.  True if it returned a coroutine."""
+    pending = addon.requestheaders(f)
+    if pending is None:
+        return False
+
+    async def wait() -> None:
+        await pending
+
+    asyncio.run(wait())
+    return True
+
+
+class TestLimits:
+    """urlsan_max_inline and urlsan_max_target (README, Long targets)."""
+
+    def test_defaults(self, addon: UrlSanitizer) -> None:
+        with taddons.context(addon) as tctx:
+            assert tctx.options.urlsan_max_inline == 8 * 1024
+            assert tctx.options.urlsan_max_target == 1024 * 1024
+
+    @pytest.mark.parametrize(
+        "options, message",
+        [
+            ({"urlsan_max_inline": -1}, "urlsan_max_inline must be 0 or more"),
+            ({"urlsan_max_inline": 100, "urlsan_max_target": 99}, "must not be less than"),
+        ],
+    )
+    def test_invalid_limits(
+        self, addon: UrlSanitizer, options: dict[str, int], message: str
+    ) -> None:
+        with taddons.context(addon) as tctx:
+            with pytest.raises(exceptions.OptionsError, match=message):
+                tctx.configure(addon, **options)
+            assert addon.settings.max_inline == 8 * 1024
+
+    def test_ordinary_targets_are_checked_inline(self, addon: UrlSanitizer) -> None:
+        with taddons.context(addon):
+            f = flow()
+            assert not run_hook(addon, f)
+            assert f.request.data.path == CANONICAL
+
+    @pytest.mark.parametrize("mode", MODES)
+    @pytest.mark.parametrize(
+        "path", [DIRTY, b"/a%zz/./b", b"/caf\xc3\xa9?q=%7e", b"/p%7e?X-Amz-Signature=x", b"/clean"]
+    )
+    def test_long_targets_in_a_worker_process_same_outcome(
+        self, addon: UrlSanitizer, mode: str, path: bytes
+    ) -> None:
+        inline, offloaded = flow(path, host=b"Example.COM:80"), flow(path, host=b"Example.COM:80")
+        with taddons.context(addon) as tctx:
+            tctx.configure(addon, urlsan_mode=mode)
+            assert not run_hook(addon, inline)
+            tctx.configure(addon, urlsan_max_inline=0)
+            assert run_hook(addon, offloaded)
+            addon.done()
+        assert offloaded.request.data.path == inline.request.data.path
+        assert offloaded.request.host_header == inline.request.host_header
+        assert offloaded.metadata["urlsan"] == inline.metadata["urlsan"]
+        assert (offloaded.response is None) == (inline.response is None)
+        if inline.response is not None:
+            assert offloaded.response is not None
+            assert offloaded.response.status_code == inline.response.status_code
+
+    @pytest.mark.parametrize(
+        "mode, path, status, action",
+        [
+            ("rewrite", b"/a/./" + b"b" * 40, None, "skipped-oversize"),
+            ("redirect", b"/a/./" + b"b" * 40, None, "skipped-oversize"),
+            ("audit", b"/a/./" + b"b" * 40, None, "skipped-oversize"),
+            ("reject", b"/a/./" + b"b" * 40, 414, "rejected"),
+            # Bytes that must never reach the request line: refused rather than passed unchecked.
+            ("rewrite", b"/a\r\nX: 1" + b"b" * 40, 414, "rejected"),
+            ("redirect", b"/a b" + b"b" * 40, 414, "rejected"),
+            ("audit", b"/a b" + b"b" * 40, None, "skipped-oversize"),  # audit forwards as is
+        ],
+    )
+    def test_over_max_target(
+        self, addon: UrlSanitizer, mode: str, path: bytes, status: int | None, action: str
+    ) -> None:
+        with taddons.context(addon) as tctx:
+            tctx.configure(addon, urlsan_mode=mode, urlsan_max_inline=10, urlsan_max_target=32)
+            f = flow(path, http2=True)
+            assert run_hook(addon, f)
+            assert addon._workers is None  # never canonicalized, not even in a worker
+        assert f.request.data.path == path  # forwarded (or answered) unchanged
+        facts = f.metadata["urlsan"]
+        assert facts["action"] == action and facts["after"] is None
+        if status is None:
+            assert f.response is None
+        else:
+            assert f.response is not None and f.response.status_code == status
+            assert facts["rejected_by"] == "urlsan_max_target"
+            assert b"urlsan_max_target" in (f.response.content or b"")
+
+    @pytest.mark.parametrize("max_inline", [8 * 1024, 0])
+    def test_facts_stay_small(self, addon: UrlSanitizer, max_inline: int) -> None:
+        """A target with thousands of edits keeps 100 edits and 8192 characters per string."""
+        path = b"/" + b"\x01%" * 3000  # 6001 bytes, 6000 edits, a canonical form of 18001
+        with taddons.context(addon) as tctx:
+            tctx.configure(addon, urlsan_max_inline=max_inline)
+            f = flow(path)
+            run_hook(addon, f)
+            addon.done()
+        assert f.request.data.path == b"/" + b"%01%25" * 3000  # forwarded whole
+        facts = f.metadata["urlsan"]
+        assert len(facts["edits"]) == MAX_EDITS
+        assert facts["edits_truncated"] == 6000 - MAX_EDITS
+        assert facts["truncated"] is True
+        assert facts["before"] == path.decode()[:MAX_TEXT]
+        assert facts["after"] == ("/" + "%01%25" * 3000)[:MAX_TEXT]
+
+    def test_broken_worker_pool_fails_safe(
+        self, addon: UrlSanitizer, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        class Broken(ProcessPoolExecutor):
+            def submit(self, *args: Any, **kwargs: Any) -> Any:
+                raise BrokenProcessPool("a worker died")
+
+        with taddons.context(addon) as tctx:
+            tctx.configure(addon, urlsan_max_inline=0, urlsan_mode="reject")
+            addon._workers = Broken(1)
+            f = flow()
+            with caplog.at_level(logging.ERROR):
+                run_hook(addon, f)
+            assert addon._workers is None  # a new pool next time
+            assert addon.errors == 1 and "urlsan failed" in caplog.text
+        assert f.request.data.path == DIRTY
+        assert f.response is not None and f.response.status_code == 400
+
+    def test_flow_gone_while_waiting_is_left_alone(self, addon: UrlSanitizer) -> None:
+        with taddons.context(addon) as tctx:
+            tctx.configure(addon, urlsan_max_inline=0)
+            f = flow()
+            pending = addon.requestheaders(f)
+            assert pending is not None
+            f.kill()  # e.g. the client disconnected
+
+            async def wait() -> None:
+                await pending
+
+            asyncio.run(wait())
+            addon.done()
+        assert f.request.data.path == DIRTY
+        assert "urlsan" not in f.metadata
+
+
+class TestRejectedRecords:
+    def test_host_keeps_its_port_and_findings_are_findings(
+        self, addon: UrlSanitizer, tmp_path: Path
+    ) -> None:
+        log = tmp_path / "audit.jsonl"
+        target = b"/../a%zz"  # invalid (stray %) and a traversal attempt (a finding)
+        with taddons.context(addon) as tctx:
+            tctx.configure(addon, urlsan_log=str(log))
+            addon.requestheaders(flow(b"/a/../%7e", host=b"127.0.0.1:9998"))
+            tctx.configure(addon, urlsan_mode="reject")
+            addon.requestheaders(flow(target, host=b"127.0.0.1:9998"))
+            addon.requestheaders(flow(target, host=b"LocalHost:80"))
+            addon.done()
+        rewritten, rejected, default_port = records(log)
+        assert rewritten["host"] == rejected["host"] == "127.0.0.1:9998"
+        assert default_port["host"] == "localhost"  # canonical, as a rewrite would log it
+        assert rejected["action"] == "rejected" and rejected["after"] is None
+        assert rejected["rejected_by"] == "encode-stray-percent"
+        assert "encode-stray-percent" in rejected["reason"]
+        rules = {f["rule"] for f in rejected["findings"]}
+        assert "dot-segment-above-root" in rules and "encode-stray-percent" not in rules
+        assert "rejected_by" not in rewritten and "reason" not in rewritten
+
+    def test_reject_escaped_slash_in_audit_mode(self, addon: UrlSanitizer) -> None:
+        with taddons.context(addon) as tctx:
+            tctx.configure(addon, urlsan_mode="audit", urlsan_rules="+reject-escaped-slash")
+            f = flow(b"/a%2Fb")
+            addon.requestheaders(f)
+        facts = f.metadata["urlsan"]
+        assert f.response is None and f.request.data.path == b"/a%2Fb"
+        assert facts["action"] == "audited" and facts["rejected_by"] == "reject-escaped-slash"
+        assert [x["rule"] for x in facts["findings"]] == ["escaped-slash"]
+
+    def test_edit_dicts_match_core(self) -> None:
+        from urlsan.audit.record import _edit_dict
+        from urlsan.core import Edit
+
+        e = Edit("rule", "path", 1, 2, "a", "b")
+        assert _edit_dict(e) == e.as_dict()
+
+
+@pytest.mark.parametrize(
+    "data, safe",
+    [
+        (b"/a?b=c", True),
+        (b"!~", True),
+        (b"", False),
+        *((bytes([b]), False) for b in (*range(0x21), 0x7F, 0x80, 0xFF)),
+        (b"/a" + b"b" * 100_000 + b"\r\n", False),
+    ],
+)
+def test_wire_safe(data: bytes, safe: bool) -> None:
+    from urlsan.addon.target import wire_safe
+
+    assert wire_safe(data) is safe

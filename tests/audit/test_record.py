@@ -34,8 +34,8 @@ def test_fields_in_the_order_the_proxy_writes_them() -> None:
     result = canonicalize("/%7euser/./a?q=%41", Policy.profile("rfc3986"), form="origin")
     rec = build(result, profile="rfc3986")
     assert list(rec) == [
-        "ts", "client", "method", "scheme", "host", "http_version",
-        "before", "after", "action", "profile", "edits", "findings",
+        "ts", "client", "method", "scheme", "host", "http_version", "profile",
+        "before", "after", "action", "edits", "findings",
     ]  # fmt: skip
     assert rec["before"] == "/%7euser/./a?q=%41" and rec["after"] == "/~user/a?q=A"
     assert rec["edits"] == [e.as_dict() for e in result.edits]

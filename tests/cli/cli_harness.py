@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import NamedTuple
 
 import pytest
@@ -43,3 +44,25 @@ def make_runner(monkeypatch: pytest.MonkeyPatch) -> RunUrlsan:
         return Run(status, out.getvalue(), err.getvalue())
 
     return run
+
+
+# `urlsan` as a real process, for what only a real process shows: pipes, signals, workers.
+URLSAN = [sys.executable, "-m", "urlsan"]
+
+
+def worker_pids(pid: int) -> list[int]:
+    """The ids of the worker processes (multiprocessing's spawned children) of process ``pid``."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            children = (task / "children").read_text().split()
+        except OSError:
+            continue
+        for child in children:
+            try:
+                cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"spawn_main" in cmdline:
+                found.append(int(child))
+    return found

@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
+import os
 import pickle
+import signal
+import subprocess
+import threading
+import time
 import tracemalloc
+from collections.abc import Iterator
 from pathlib import Path
+from typing import IO, Any
 
 import pytest
-from cli_harness import RunUrlsan
-from urlsan.cli.batch import Canonicalizer, Detail, Line, Progress, read_lines
+from cli_harness import URLSAN, RunUrlsan, worker_pids
+from urlsan.cli import batch
+from urlsan.cli.batch import Block, BlockReader, Mode, OnError, Processor, Progress
+from urlsan.cli.status import EXIT_BAD_LINES, EXIT_WORKER_DIED
 from urlsan.core import Policy, canonicalize
 
 POLICIES = [
@@ -42,33 +52,85 @@ def test_policies_pickle_and_behave_the_same(policy: Policy) -> None:
         assert canonicalize(url, copy) == expected
 
 
-def test_canonicalizer_and_function_pickle() -> None:
-    canon = Canonicalizer(Policy.profile("crawler"), Detail.RULES)
-    copy = pickle.loads(pickle.dumps(canon))
-    assert copy(SAMPLES) == canon(SAMPLES)
+def test_processor_and_function_pickle() -> None:
+    processor = Processor(Policy.profile("crawler"), Mode.DIFF)
+    copy = pickle.loads(pickle.dumps(processor))
+    block = Block(("\n".join(SAMPLES) + "\n").encode(), 1)
+    assert copy(block) == processor(block)
     assert pickle.loads(pickle.dumps(canonicalize)) is canonicalize  # by reference, no state
 
 
-def test_canonicalizer_outcomes() -> None:
-    canon = Canonicalizer(Policy.profile("strict"), Detail.RULES)
-    (ok, rules), (rejected, why) = canon(["HTTP://a/", "http://a/b c"])
-    assert (ok, rules) == ("http://a/", ("lowercase-scheme",))
-    assert rejected is None and why.startswith("rejected: ")
+def test_processor_outcomes() -> None:
+    done = Processor(Policy.profile("strict"))(Block(b"HTTP://a/\nhttp://a/b c\nhttp://b/\n", 7))
+    assert (done.lines, done.valid) == (3, 2)
+    assert done.pieces == [b"http://a/\n", b"http://a/b c\nhttp://b/\n"]  # cut at the bad line
+    ((number, why),) = done.bad
+    assert number == 8 and why.startswith("rejected: ")
+    stop = Processor(Policy.profile("strict"), on_error=OnError.FAIL)
+    assert stop(Block(b"HTTP://a/\nhttp://a/b c\nhttp://b/\n", 1)).pieces == [b"http://a/\n", b""]
 
 
-def test_read_lines_never_holds_a_long_line() -> None:
-    stream = io.BufferedReader(io.BytesIO(b"a\n" + b"x" * 1_000_000 + b"\nb"))
-    lines = list(read_lines(stream, max_bytes=1000))
-    assert lines == [
-        Line(1, b"a", "a", None),
-        Line(2, b"", None, "longer than 1000 bytes"),
-        Line(3, b"b", "b", None),
-    ]
+def _blocks(data: bytes, **options: Any) -> list[Block]:
+    return list(BlockReader(io.BufferedReader(io.BytesIO(data)), **options))
+
+
+def _lines(data: bytes, max_bytes: int, **options: Any) -> tuple[list[str], list[tuple[int, str]]]:
+    sep = options.get("sep", b"\n")
+    processor = Processor(Policy(), max_bytes=max_bytes, sep=sep)
+    out: list[str] = []
+    bad: list[tuple[int, str]] = []
+    for block in _blocks(data, max_bytes=max_bytes, **options):
+        done = processor(block)
+        out += b"".join(done.pieces).decode().split(sep.decode())[:-1]
+        bad += done.bad
+    return out, bad
+
+
+def test_the_reader_never_holds_a_long_line() -> None:
+    data = b"http://a/\n" + b"x" * 1_000_000 + b"\nhttp://b/"
+    blocks = _blocks(data, max_bytes=1000, size=4096)
+    assert max(len(b.data) for b in blocks) <= 4096 + 1000 + 2
+    assert _lines(data, 1000, size=4096) == (
+        ["http://a/", "", "http://b/"],
+        [(2, "longer than 1000 bytes")],
+    )
 
 
 def test_a_line_of_exactly_the_limit_is_fine() -> None:
-    stream = io.BufferedReader(io.BytesIO(b"y" * 10 + b"\n" + b"z" * 10))
-    assert [line.text for line in read_lines(stream, max_bytes=10)] == ["y" * 10, "z" * 10]
+    data = b"http://" + b"y" * 3 + b"\nhttp://" + b"z" * 3
+    assert _lines(data, 10, size=4) == (["http://yyy/", "http://zzz/"], [])
+
+
+def test_nul_separated_lines_may_hold_newlines() -> None:
+    out, bad = _lines(b"HTTP://a/\0http://b/x\ny\0\0", 100, sep=b"\0")
+    assert out == ["http://a/", "http://b/x%0Ay", ""]  # a newline inside a line is a character
+    assert bad == [(3, "empty")]
+
+
+def test_blocks_number_lines_and_end_when_full() -> None:
+    data = b"".join(b"http://h/%d\n" % i for i in range(1000))
+    blocks = _blocks(data, size=1024)
+    assert len(blocks) > 5 and blocks[0].first == 1
+    assert [b.first for b in blocks[1:]] == [b.first + b.data.count(b"\n") for b in blocks[:-1]]
+    assert [b.pause for b in blocks] == [False] * (len(blocks) - 1) + [True]  # the end
+    per_line = _blocks(data[:33], per_line=True)  # --line-buffered: a block per line
+    assert [(b.data, b.first, b.pause) for b in per_line] == [
+        (b"http://h/0\n", 1, True),
+        (b"http://h/1\n", 2, True),
+        (b"http://h/2\n", 3, True),
+    ]
+
+
+def test_a_pause_in_the_input_ends_a_block() -> None:
+    read_end, write_end = os.pipe()
+    with os.fdopen(read_end, "rb") as stream:
+        blocks = iter(BlockReader(stream))
+        os.write(write_end, b"http://a/\nhttp://b")  # a line and a half, then nothing
+        first = next(blocks)
+        assert (first.data, first.first, first.pause) == (b"http://a/\n", 1, True)
+        os.write(write_end, b"/\n")
+        os.close(write_end)
+        assert [(b.data, b.first) for b in blocks] == [(b"http://b/\n", 2)]
 
 
 def _write_urls(path: Path, count: int) -> None:
@@ -88,11 +150,11 @@ def _peak(urlsan: RunUrlsan, *argv: str) -> int:
 
 
 def test_memory_is_flat_in_the_number_of_lines(urlsan: RunUrlsan, tmp_path: Path) -> None:
-    """The 10-million-line claim, scaled down: 10× the lines, not 10× the memory
+    """The 10-million-line claim, scaled down: 5× the lines, not 5× the memory
     (bench/cli.py measures the RSS of a real 10-million-line run)."""
     small, large = tmp_path / "small.txt", tmp_path / "large.txt"
-    _write_urls(small, 6_000)
-    _write_urls(large, 60_000)
+    _write_urls(small, 60_000)
+    _write_urls(large, 300_000)
     out = str(tmp_path / "out.txt")
     _peak(urlsan, "-i", str(small), "-o", out)  # warm caches (lru_cache, regexes) first
     peak_small = _peak(urlsan, "-i", str(small), "-o", out)
@@ -116,3 +178,132 @@ def test_progress_draws_then_clears() -> None:
     quiet.next = 0.0
     quiet.update(5)
     assert off.getvalue() == ""
+
+
+@pytest.fixture
+def pool_started() -> Iterator[list[int]]:
+    """Workers from the second block on (not after 0.2 s of work); lists each pool's size."""
+    started: list[int] = []
+    saved = batch.POOL_AFTER_SECONDS, batch.POOL_MIN_WORK_SECONDS, batch._pooled
+
+    def pooled(first: Block, blocks: Iterator[Block], processor: Processor, jobs: int) -> Any:
+        started.append(jobs)
+        return saved[2](first, blocks, processor, jobs)
+
+    # Set by hand: the runner's monkeypatch.undo() would undo a monkeypatch made here.
+    batch.POOL_AFTER_SECONDS, batch.POOL_MIN_WORK_SECONDS, batch._pooled = 0.0, 0.0, pooled
+    try:
+        yield started
+    finally:
+        batch.POOL_AFTER_SECONDS, batch.POOL_MIN_WORK_SECONDS, batch._pooled = saved
+
+
+def _messy_file(path: Path, count: int) -> list[str]:
+    lines = [
+        f"HTTP://H{i % 7}.example/%7e{i}/./x" if i % 3 else f"http://h/{i}" for i in range(count)
+    ]
+    lines[10] = ""
+    lines[count - 500] = "http://a/b c"
+    path.write_text("\n".join(lines) + "\n")
+    return lines
+
+
+def test_jobs_keep_order_and_match_one_process(
+    urlsan: RunUrlsan, tmp_path: Path, pool_started: list[int]
+) -> None:
+    urls = tmp_path / "urls.txt"
+    lines = _messy_file(urls, 12_000)  # three blocks; bad lines in between
+    for mode in (["--json"], ["--check", "--dedupe"], ["--diff", "--on-error", "skip"]):
+        one = urlsan("canon", "-i", str(urls), "--profile", "strict", *mode)
+        two = urlsan("canon", "-i", str(urls), "--profile", "strict", "--jobs", "2", *mode)
+        assert one == two, mode
+        assert one.status == EXIT_BAD_LINES
+    assert pool_started == [2] * 3
+    plain = urlsan("canon", "-i", str(urls), "--profile", "strict", "--jobs", "2")
+    assert pool_started == [2] * 4
+    assert len(plain.lines) == len(lines)
+    assert plain.lines[4] == "http://h4.example/~4/x"
+    assert [x.split(":")[2] for x in plain.err.splitlines()[:2]] == ["11", "11501"]
+    assert plain.lines[-1] == canonicalize(lines[-1], Policy.profile("strict")).url
+
+
+def test_cheap_lines_stay_in_one_process(
+    urlsan: RunUrlsan, tmp_path: Path, pool_started: list[int]
+) -> None:
+    urls = tmp_path / "urls.txt"
+    _messy_file(urls, 12_000)
+    saved = batch.POOL_MIN_LINE_SECONDS
+    batch.POOL_MIN_LINE_SECONDS = 1.0  # no line takes a second: workers never pay
+    try:
+        assert urlsan("canon", "-i", str(urls), "--jobs", "2").status == EXIT_BAD_LINES
+    finally:
+        batch.POOL_MIN_LINE_SECONDS = saved
+    assert pool_started == []
+
+
+def test_workers_start_only_for_long_costly_inputs() -> None:
+    pay = batch._workers_pay
+    assert not pay(0.0, 0, None)  # nothing measured yet
+    assert not pay(0.1, 100_000, None)  # not 0.2 s of work yet
+    assert pay(0.3, 100_000, None)  # a pipe: its length is not known
+    assert not pay(0.3, 1_000_000, None)  # 0.3 µs a line: cheaper here than sent away
+    assert not pay(0.3, 100_000, lambda: 0.25)  # 0.9 s left: less than a start-up pays for
+    assert pay(0.3, 100_000, lambda: 0.1)  # 2.7 s left
+
+
+def test_workers_catch_up_when_the_input_pauses(pool_started: list[int]) -> None:
+    """A block read before a pause comes back before the next block is read: with workers
+    too, a line never waits for input that may not come."""
+    pulled: list[int] = []
+
+    def blocks() -> Iterator[Block]:
+        for first, pause in [(1, False), (2, False), (3, False), (4, True), (5, False)]:
+            pulled.append(first)
+            yield Block(b"HTTP://a/%d\n" % first, first, pause)
+
+    results = batch.run_blocks(blocks(), Processor(Policy()), jobs=2)
+    for first in (1, 2, 3, 4):
+        block, done = next(results)
+        assert (block.first, done.pieces) == (first, [b"http://a/%d\n" % first])
+    assert pulled == [1, 2, 3, 4] and pool_started == [2]
+    assert [block.first for block, _ in results] == [5]
+
+
+def _feed_forever(stream: IO[bytes], stop: threading.Event) -> None:
+    lines = b"".join(b"HTTP://H%d.example/%%7e%d/./x\n" % (i % 97, i) for i in range(5000))
+    with contextlib.suppress(OSError):  # the reader went away
+        while not stop.is_set():
+            stream.write(lines)
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="finds workers through /proc")
+def test_a_dead_worker_ends_the_run_with_one_line() -> None:
+    """kill -9 of a worker used to hang the run forever, at 0% CPU (issue #12)."""
+    proc = subprocess.Popen(
+        [*URLSAN, "canon", "--jobs", "2"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdin is not None and proc.stderr is not None
+    stop = threading.Event()
+    threading.Thread(target=_feed_forever, args=(proc.stdin, stop), daemon=True).start()
+    try:
+        deadline = time.monotonic() + 60
+        while len(workers := worker_pids(proc.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert len(workers) == 2, "the workers did not start"
+        time.sleep(0.5)  # in the middle of the work
+        os.kill(workers[0], signal.SIGKILL)
+        status = proc.wait(timeout=30)  # the input never ends: only the error stops the run
+    finally:
+        stop.set()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    err = proc.stderr.read().decode()
+    assert status == EXIT_WORKER_DIED
+    assert err.count("\n") == 1 and "a worker process died" in err, err
+    assert "Traceback" not in err
+    time.sleep(0.5)
+    assert not any(Path(f"/proc/{pid}").exists() for pid in workers)  # none left behind

@@ -4,11 +4,20 @@ from __future__ import annotations
 
 import gzip
 import json
+import select
+import subprocess
 from pathlib import Path
 
 import pytest
-from cli_harness import RunUrlsan
-from urlsan.cli.status import EXIT_BAD_LINES, EXIT_OFFENDERS, EXIT_OK, EXIT_USAGE
+from cli_harness import URLSAN, RunUrlsan
+from urlsan.cli.status import (
+    EXIT_BAD_LINES,
+    EXIT_BROKEN_PIPE,
+    EXIT_OFFENDERS,
+    EXIT_OK,
+    EXIT_USAGE,
+    EXIT_WRITE_ERROR,
+)
 from urlsan.core import Policy, canonicalize
 
 MESSY = "HTTP://Example.COM:80/%7euser/./a/../b"
@@ -174,26 +183,6 @@ def test_argparse_mistakes_exit_2(urlsan: RunUrlsan) -> None:
     assert urlsan("--help").status == EXIT_OK
 
 
-def test_jobs_keep_order_and_match_one_process(urlsan: RunUrlsan, tmp_path: Path) -> None:
-    # More than two chunks, so that the worker pool really starts; bad lines in between.
-    lines = [
-        f"HTTP://H{i % 7}.example/%7e{i}/./x" if i % 3 else f"http://h/{i}" for i in range(5000)
-    ]
-    lines[10] = ""
-    lines[4500] = "http://a/b c"
-    urls = tmp_path / "urls.txt"
-    urls.write_text("\n".join(lines) + "\n")
-    one = urlsan("canon", "-i", str(urls), "--profile", "strict")
-    two = urlsan("canon", "-i", str(urls), "--profile", "strict", "--jobs", "2")
-    assert one == two
-    assert one.status == EXIT_BAD_LINES
-    assert len(one.lines) == 5000
-    assert one.lines[4] == "http://h4.example/~4/x"
-    assert [x.split(":")[2] for x in one.err.splitlines()[:2]] == ["11", "4501"]
-    policy = Policy.profile("strict")
-    assert one.lines[4999] == canonicalize(lines[4999], policy).url
-
-
 def test_inputs_cannot_drive_the_terminal(urlsan: RunUrlsan) -> None:
     evil = "http://a/\x1b]0;pwned\x07x"
     for mode in ("--diff", "--check"):
@@ -207,3 +196,123 @@ def test_check_dedupe_json_names_the_first(urlsan: RunUrlsan) -> None:
     assert r.status == EXIT_OFFENDERS
     (dup,) = (json.loads(x) for x in r.lines)
     assert (dup["input"], dup["duplicate_of"]) == ("HTTP://a/", 1)
+
+
+def test_on_error_fail_stops_at_the_first_bad_line(urlsan: RunUrlsan) -> None:
+    stdin = b"HTTP://A/\nhttp://b/\n\xff\nhttp://c/\n\n"
+    r = urlsan("canon", "--on-error", "fail", stdin=stdin)
+    assert (r.status, r.out) == (EXIT_BAD_LINES, b"http://a/\nhttp://b/\n")
+    assert r.err.splitlines() == [
+        "urlsan canon: <stdin>:3: not UTF-8 (byte 0xff at offset 0)",
+        "urlsan canon: 3 lines: stopped at bad line 3",
+    ]
+    dedupe = urlsan("canon", "--on-error", "fail", "--dedupe", "--json", stdin=stdin)
+    assert (dedupe.status, len(dedupe.lines)) == (EXIT_BAD_LINES, 2)
+    assert urlsan("canon", "--on-error", "fail", "http://a/").status == EXIT_OK
+
+
+def test_help_and_readme_agree_on_on_error(urlsan: RunUrlsan) -> None:
+    help_text = urlsan("canon", "--help").out.decode()
+    assert "{pass,skip,fail}" in help_text
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert "--on-error pass|skip|fail" in readme
+
+
+def test_null_separated_lines_in_and_out(urlsan: RunUrlsan) -> None:
+    stdin = b"HTTP://A/%7e\0http://b/x\ny\0\0http://c/"  # no NUL after the last line
+    r = urlsan("canon", "-z", stdin=stdin)
+    assert r.out == b"http://a/~\0http://b/x%0Ay\0\0http://c/\0"
+    assert r.status == EXIT_BAD_LINES and "<stdin>:3: empty" in r.err
+    args = urlsan("canon", "--null", "HTTP://A/", "http://b/")
+    assert args.out == b"http://a/\0http://b/\0"
+    as_json = urlsan("canon", "-z", "--json", stdin=b"http://a/\0")
+    assert json.loads(as_json.out.rstrip(b"\0"))["url"] == "http://a/"
+
+
+def test_bad_line_reports_are_capped(urlsan: RunUrlsan) -> None:
+    r = urlsan("canon", stdin=b"\xff\n" * 500 + b"http://a/\n")
+    errors = r.err.splitlines()
+    assert len(errors) == 22
+    assert errors[19] == "urlsan canon: <stdin>:20: not UTF-8 (byte 0xff at offset 0)"
+    assert errors[20] == "urlsan canon: more than 20 bad lines: counting them"
+    assert errors[21] == "urlsan canon: 501 lines: 500 bad lines passed through"
+    assert r.out.count(b"\n") == 501 and r.status == EXIT_BAD_LINES
+    quiet = urlsan("canon", "-q", stdin=b"\xff\n" * 30)
+    assert quiet.err.splitlines()[-1] == "urlsan canon: 30 bad lines"
+
+
+def test_check_json_offenders_carry_their_line(urlsan: RunUrlsan) -> None:
+    r = urlsan("canon", "--check", "--json", "http://a/", MESSY, "http://b/", "HTTP://b/")
+    assert [(o["line"], o["input"]) for o in map(json.loads, r.lines)] == [
+        (2, MESSY),
+        (4, "HTTP://b/"),
+    ]
+    dup = urlsan("canon", "--check", "--json", "--dedupe", "http://a/", "HTTP://a/")
+    assert [(o["line"], o["duplicate_of"]) for o in map(json.loads, dup.lines)] == [(2, 1)]
+
+
+@pytest.mark.skipif(not hasattr(Policy, "with_params"), reason="Policy.with_params not in core yet")
+def test_parameter_options(urlsan: RunUrlsan) -> None:
+    url = "http://example.com/?utm_source=x&ref=1&src=2&id=3"
+    r = urlsan("canon", "--drop-params", "utm_*", "--drop-params", "example.com:ref,src", url)
+    assert r.lines == ["http://example.com/?id=3"]
+    kept = urlsan("canon", "--profile", "crawler", "--keep-params", "UTM_SOURCE", url)
+    assert "utm_source=x" in kept.lines[0]
+    bad = urlsan("canon", "--drop-params", "a:b:c", url)
+    assert bad.status == EXIT_USAGE and bad.err.count("\n") == 1
+
+
+def _urlsan_process(*argv: str, **options: object) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([*URLSAN, "canon", *argv], **options)  # type: ignore[call-overload]
+
+
+@pytest.mark.parametrize("mode", [[], ["--line-buffered"], ["--dedupe"], ["--jobs", "2"]])
+def test_each_line_comes_out_as_soon_as_it_goes_in(mode: list[str]) -> None:
+    """`tail -f access.log | urlsan canon`: the writer keeps the pipe open, and each line is
+    out within seconds (nothing was written before 2,048 lines or the end of the input)."""
+    proc = _urlsan_process(*mode, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        for i in range(3):
+            proc.stdin.write(b"HTTP://A/%d\n" % i)
+            proc.stdin.flush()
+            ready, _, _ = select.select([proc.stdout], [], [], 20)
+            assert ready, f"line {i + 1} did not come out"
+            assert proc.stdout.readline() == b"http://a/%d\n" % i
+        proc.stdin.close()
+        assert proc.wait(timeout=30) == EXIT_OK
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.parametrize("lines", [1, 100_000])
+@pytest.mark.parametrize("to", ["stdout", "-o"])
+def test_a_write_error_is_one_line_and_its_own_status(tmp_path: Path, lines: int, to: str) -> None:
+    urls = tmp_path / "urls.txt"
+    urls.write_text("HTTP://a/%7e\n" * lines)
+    with open("/dev/full", "wb") as full:
+        output = ["-o", "/dev/full"] if to == "-o" else []
+        run = subprocess.run(
+            [*URLSAN, "canon", "-i", str(urls), *output],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            timeout=120,
+        )
+    err = run.stderr.decode()
+    assert run.returncode == EXIT_WRITE_ERROR, err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "cannot write" in err and "No space left on device" in err
+
+
+def test_a_reader_that_goes_away_is_status_141(tmp_path: Path) -> None:
+    urls = tmp_path / "urls.txt"
+    urls.write_text("HTTP://a/%7e\n" * 200_000)
+    proc = _urlsan_process("-i", str(urls), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline() == b"http://a/~\n"
+    proc.stdout.close()
+    assert proc.wait(timeout=60) == EXIT_BROKEN_PIPE
+    assert proc.stderr.read() == b""

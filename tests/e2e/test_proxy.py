@@ -5,6 +5,7 @@ What the upstream receives is checked byte for byte, and the audit log record by
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import socket
@@ -103,15 +104,31 @@ def expected_action(mode: str, target: bytes, method: str = "GET") -> str:
     return "rewritten"
 
 
+def readme_findings() -> set[str]:
+    """The finding names in README's Findings table."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("\n### Findings\n", 1)[1].split("\n## ", 1)[0]
+    names: set[str] = set()
+    for line in section.splitlines():
+        if line.startswith("| `"):
+            names.update(re.findall(r"`([a-z0-9-]+)`", line.split("|")[1]))
+    return names
+
+
+FINDINGS = readme_findings()
+
+
 def check_log(
     proxy: Proxy,
     sent: list[tuple[str, bytes, str]],
     first: int = 0,
     received: dict[bytes, bytes] | None = None,
+    host: str | None = None,
 ) -> None:
     """One record per request that was not unchanged, in order, each matching what happened.
 
-    ``received`` maps a sent target to the target the upstream received for it.
+    ``received`` maps a sent target to the target the upstream received for it; ``host`` is
+    the host every record must name, whatever its action.
     """
     expected = [(m, t, a) for m, t, a in sent if a != "unchanged"]
     records = wait_for_records(proxy, first + len(expected))[first:]
@@ -122,10 +139,16 @@ def check_log(
         assert record["action"] == action
         assert record["client"].startswith("127.0.0.1:")
         assert record["ts"].endswith("Z")
+        # findings hold findings only: the rule that refused a target has its own field.
+        assert {f["rule"] for f in record["findings"]} <= FINDINGS
+        if host is not None:
+            assert record["host"] == host
         if action == "rejected":
             assert record["after"] is None
-            assert record["findings"] and record["reason"]
+            assert record["rejected_by"] and record["reason"]
+            assert record["rejected_by"] in record["reason"]
         else:
+            assert "rejected_by" not in record
             assert record["after"] == REDACT.text(text(canonical(target)))
             assert record["edits"]
         if received is not None and action == "rewritten":
@@ -161,12 +184,28 @@ def proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxy]:
         yield p
 
 
-@pytest.mark.parametrize("mode", ["rewrite", "audit", "reject", "redirect"])
-def test_forward_mode_raw_http1(tmp_path: Path, upstream: Upstream, mode: str) -> None:
+@pytest.mark.parametrize(
+    "mode, max_inline",
+    [
+        ("rewrite", None),
+        ("audit", None),
+        ("reject", None),
+        ("redirect", None),
+        # Every target through the worker process: the same answers, the same records.
+        ("rewrite", 0),
+        ("reject", 0),
+    ],
+)
+def test_forward_mode_raw_http1(
+    tmp_path: Path, upstream: Upstream, mode: str, max_inline: int | None
+) -> None:
     upstream.take()
     sent = []
     received: dict[bytes, bytes] = {}
-    with running_proxy(tmp_path, "--set", f"urlsan_mode={mode}") as proxy:
+    options = ["--set", f"urlsan_mode={mode}"]
+    if max_inline is not None:
+        options += ["--set", f"urlsan_max_inline={max_inline}"]
+    with running_proxy(tmp_path, *options) as proxy:
         for method in ("GET", "POST"):
             for target in ABSOLUTE_FORM_CASES:
                 url = f"http://127.0.0.1:{upstream.port}".encode() + target
@@ -196,7 +235,8 @@ def test_forward_mode_raw_http1(tmp_path: Path, upstream: Upstream, mode: str) -
                     assert forwarded == [canonical(target)]
                 if mode != "audit" and target != SIGNED:
                     assert all(WIRE_SAFE.fullmatch(t) for t in forwarded)
-        check_log(proxy, sent)
+        # The same host in every record, the port included, rejected or not (one report row).
+        check_log(proxy, sent, host=f"127.0.0.1:{upstream.port}")
     # Independent of core, the cases everyone agrees on.
     by_target = {(m, t): a for m, t, a in sent}
     assert by_target[("GET", b"/clean/path?x=1")] == "unchanged"
@@ -417,3 +457,117 @@ def test_missing_mitmproxy_is_a_clear_message(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert done.stderr.strip() == b"urlsan proxy needs mitmproxy: pip install 'urlsan[proxy]'"
+
+
+LONG_DIRTY = b"/long/./" + b"x%7e/" * 400 + b"../end?q=%zz"  # 2 KB: over urlsan_max_inline=64
+OVERSIZE_SAFE = b"/big/" + b"a" * 9000  # over urlsan_max_target=4096, visible ASCII
+OVERSIZE_UNSAFE = b"/big/\x01" + b"a" * 9000  # a control character: never forwarded unchecked
+
+
+@pytest.mark.parametrize("mode", ["rewrite", "reject"])
+def test_long_targets(tmp_path: Path, upstream: Upstream, mode: str) -> None:
+    """Over urlsan_max_inline: canonicalized in the worker; over urlsan_max_target: 414 in
+    reject mode, else forwarded unchanged if wire-safe (skipped-oversize) and 414 if not.
+    """
+    upstream.take()
+    options = ["--mode", f"reverse:{upstream.origin}", "--set", f"urlsan_mode={mode}"]
+    options += ["--set", "urlsan_max_inline=64", "--set", "urlsan_max_target=4096"]
+    with running_proxy(tmp_path, *options) as proxy:
+        answers = {}
+        for target in (LONG_DIRTY, OVERSIZE_SAFE, OVERSIZE_UNSAFE, b"/short/./%7e"):
+            request = b"GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n" % (target, upstream.port)
+            answers[target] = (
+                raw_request(proxy.port, request),
+                [r.target for r in upstream.take()],
+            )
+        records = wait_for_records(proxy, 4)
+    response, forwarded = answers[LONG_DIRTY]
+    if mode == "reject":
+        assert status(response) == 400  # a stray % is invalid
+        assert forwarded == []
+    else:
+        assert status(response) == 200
+        assert forwarded == [canonical(LONG_DIRTY)]
+    response, forwarded = answers[OVERSIZE_SAFE]
+    assert status(response) == (414 if mode == "reject" else 200)
+    assert forwarded == ([] if mode == "reject" else [OVERSIZE_SAFE])
+    response, forwarded = answers[OVERSIZE_UNSAFE]
+    assert status(response) == 414 and forwarded == []
+    assert b"urlsan_max_target" in response
+    response, forwarded = answers[b"/short/./%7e"]
+    assert status(response) == 200 and forwarded == [b"/short/~"]
+
+    by_action = [(r["action"], r.get("rejected_by")) for r in records]
+    long_action = ("rejected", "encode-stray-percent") if mode == "reject" else ("rewritten", None)
+    oversize = ("rejected", "urlsan_max_target")
+    assert by_action == [
+        long_action,
+        oversize if mode == "reject" else ("skipped-oversize", None),
+        oversize,
+        ("rewritten", None),
+    ]
+    assert {r["host"] for r in records} == {f"127.0.0.1:{upstream.port}"}
+    for record in records[1:3]:
+        assert record["after"] is None and record["edits"] == []
+        assert len(record["before"]) == 8192 and record["truncated"] is True
+    if mode == "rewrite":
+        assert records[0]["after"] == canonical(LONG_DIRTY).decode()
+
+
+# Loaded into the proxy's worker process only (a spawned multiprocessing child), through
+# PYTHONPATH: check_target waits for a gate file when the target carries the marker.  So the
+# test knows, without any timing, that a long target is still being canonicalized.
+_GATED_WORKER = """
+import os, sys, time
+if "--multiprocessing-fork" in sys.argv:
+    import urlsan.addon.target as target
+
+    _check = target.check_target
+
+    def check_target(raw, *args, **kwargs):
+        if b"/gated/" in raw:
+            gate = os.environ["URLSAN_TEST_GATE"]
+            open(gate + ".waiting", "w").close()
+            deadline = time.monotonic() + 120
+            while not os.path.exists(gate) and time.monotonic() < deadline:
+                time.sleep(0.01)
+        return _check(raw, *args, **kwargs)
+
+    target.check_target = check_target
+"""
+
+
+def test_short_requests_are_served_while_a_long_target_is_canonicalized(
+    tmp_path: Path, upstream: Upstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(_GATED_WORKER)
+    gate = tmp_path / "gate"
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))
+    )
+    monkeypatch.setenv("URLSAN_TEST_GATE", str(gate))
+    upstream.take()
+    long_target = b"/gated/" + b"a/./" * 4000  # 16 KB: over urlsan_max_inline
+    with running_proxy(tmp_path, "--mode", f"reverse:{upstream.origin}") as proxy:
+        with socket.create_connection(("127.0.0.1", proxy.port), timeout=60) as slow:
+            slow.sendall(b"GET %s HTTP/1.1\r\nHost: a\r\n\r\n" % long_target)
+            waiting = tmp_path / "gate.waiting"
+            deadline = time.monotonic() + 60
+            while not waiting.exists() and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert waiting.exists(), "the long target never reached the worker"
+            # While the worker holds the long target, other clients are answered.
+            for i in range(5):
+                response = raw_request(proxy.port, b"GET /s/%d/./x HTTP/1.1\r\nHost: a\r\n\r\n" % i)
+                assert status(response) == 200
+            assert not gate.exists()  # so the long one is still in the worker, unanswered
+            slow.setblocking(False)
+            with pytest.raises(BlockingIOError):
+                slow.recv(1)
+            slow.setblocking(True)
+            gate.touch()
+            assert status(read_response(slow)) == 200
+        forwarded = [r.target for r in upstream.take()]
+    assert forwarded == [*(b"/s/%d/x" % i for i in range(5)), canonical(long_target)]

@@ -415,10 +415,8 @@ def addon_missing() -> str | None:
     except ImportError:
         return "mitmproxy is not installed (pip install -e '.[proxy]'): through-proxy tests skipped"
     try:
-        from urlsan.addon import (
-            cli,  # noqa: F401
-            sanitizer,  # noqa: F401
-        )
+        from urlsan.addon import sanitizer  # noqa: F401
+        from urlsan.cli import proxy  # noqa: F401
     except ImportError as e:
         return f"urlsan.addon is not importable ({e}): through-proxy tests skipped"
     return None

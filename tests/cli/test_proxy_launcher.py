@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import builtins
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -59,3 +61,58 @@ def test_package_imports_without_mitmproxy_until_needed() -> None:
     assert "UrlSanitizer" in urlsan.addon.__all__
     with pytest.raises(AttributeError):
         urlsan.addon.nothing_here  # noqa: B018
+
+
+def test_help_shows_the_urlsan_options(capsys: pytest.CaptureFixture[str]) -> None:
+    from urlsan.addon.sanitizer import UrlSanitizer
+
+    names = [name for name, *_ in _loaded_options(UrlSanitizer())]
+    assert cli.proxy_main(["-p", "9000", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: urlsan proxy")
+    for name in names:
+        assert f"\n  {name}\n" in out
+    assert "urlsan_max_inline" in names and "Default: 8192." in out
+    assert "One of: rewrite, audit, reject, redirect." in out
+    assert out.rstrip().endswith("`mitmdump --options`.")
+    assert max(len(line) for line in out.splitlines()) <= 79
+
+
+def test_help_is_exit_0_in_a_real_process() -> None:
+    for flag in ("--help", "-h"):
+        done = subprocess.run(
+            [sys.executable, "-m", "urlsan", "proxy", flag], capture_output=True, timeout=120
+        )
+        assert done.returncode == 0, done.stderr
+        assert b"urlsan_mode" in done.stdout and b"urlsan_max_target" in done.stdout
+        assert b"mitmdump --help" in done.stdout
+
+
+def _loaded_options(addon: Any) -> list[tuple[str, Any, str, Any]]:
+    loader = cli._Loader()
+    addon.load(loader)
+    return loader.options
+
+
+def test_return_large_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[tuple[int, int]] = []
+
+    class Libc:
+        def mallopt(self, param: int, value: int) -> int:
+            calls.append((param, value))
+            return 1
+
+    monkeypatch.setattr(cli.ctypes, "CDLL", lambda name: Libc())
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
+    cli.return_large_blocks()
+    assert calls == [(-3, 128 * 1024)]
+    monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "65536")  # the user's choice wins
+    cli.return_large_blocks()
+    assert len(calls) == 1
+
+    def no_mallopt(name: Any) -> Any:
+        raise OSError("no libc")
+
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_")
+    monkeypatch.setattr(cli.ctypes, "CDLL", no_mallopt)
+    cli.return_large_blocks()  # nothing to do, no error
