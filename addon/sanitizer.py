@@ -87,6 +87,8 @@ def parse_settings(
     signed: str,
     max_inline: int = MAX_INLINE,
     max_target: int = MAX_TARGET,
+    drop_params: Sequence[str] = (),
+    keep_params: Sequence[str] = (),
 ) -> Settings:
     """Build `Settings` from option values.  Raises `ValueError` naming the bad option."""
     if mode not in MODES:
@@ -109,6 +111,12 @@ def parse_settings(
         policy = policy.with_rules("+strip-fragment").with_rules(rules)
     except ValueError as e:
         raise ValueError(f"urlsan_rules: {e}") from e
+    for option, value in (("drop", drop_params), ("keep", keep_params)):
+        if value:
+            try:
+                policy = policy.with_params(**{option: value})
+            except ValueError as e:
+                raise ValueError(f"urlsan_{option}_params: {e}") from e
     flt = None
     if filter_expr:
         try:
@@ -228,6 +236,21 @@ class UrlSanitizer:
             "Setting it replaces the default list. Userinfo passwords are always masked.",
         )
         loader.add_option(
+            "urlsan_drop_params",
+            Sequence[str],
+            [],
+            "Parameter specs for drop-params, added to the profile's: [HOST:]NAME[,NAME...], "
+            "names shell-style patterns in any case ('utm_*,fbclid', 'example.com:ref,src'); "
+            "query parameters and ;path parameters. Setting it switches drop-params on.",
+        )
+        loader.add_option(
+            "urlsan_keep_params",
+            Sequence[str],
+            [],
+            "An allowlist of query parameters, [HOST:]NAME[,NAME...]: on a host a spec covers, "
+            "every parameter it does not name is dropped. Setting it switches drop-params on.",
+        )
+        loader.add_option(
             "urlsan_signed",
             str,
             "skip",
@@ -263,6 +286,8 @@ class UrlSanitizer:
             "urlsan_signed",
             "urlsan_max_inline",
             "urlsan_max_target",
+            "urlsan_drop_params",
+            "urlsan_keep_params",
         }
         if updated & names:
             o = ctx.options
@@ -276,6 +301,8 @@ class UrlSanitizer:
                     o.urlsan_signed,
                     o.urlsan_max_inline,
                     o.urlsan_max_target,
+                    o.urlsan_drop_params,
+                    o.urlsan_keep_params,
                 )
             except ValueError as e:
                 raise exceptions.OptionsError(  # type: ignore[no-untyped-call]
@@ -315,7 +342,9 @@ class UrlSanitizer:
         if len(raw) > settings.max_inline:
             return self._check_long(flow, settings)
         try:
-            target = check_target(raw, _form(raw), *settings.target_policies())
+            target = check_target(
+                raw, _form(raw), *settings.target_policies(), host=request.pretty_host
+            )
         except Exception:
             self._failed(flow, settings)
             return None
@@ -328,7 +357,12 @@ class UrlSanitizer:
             self._handle_oversize(flow, settings)
             return
         job = functools.partial(
-            check_target, raw, _form(raw), *settings.target_policies(), limit=MAX_TEXT + 1
+            check_target,
+            raw,
+            _form(raw),
+            *settings.target_policies(),
+            limit=MAX_TEXT + 1,
+            host=flow.request.pretty_host,
         )
         try:
             target = await asyncio.get_running_loop().run_in_executor(self._pool(), job)

@@ -54,6 +54,7 @@ def check_target(
     lenient: Policy | None = None,
     *,
     limit: int | None = None,
+    host: str | None = None,
 ) -> Checked:
     """Canonicalize ``raw`` with ``policy``; a refusal is returned, never raised.
 
@@ -62,16 +63,17 @@ def check_target(
     never raises) supplies the findings.  A worker process passes a ``limit``: it then returns
     the canonical target encoded and checked (`Checked.wire`), and cuts the texts, which are only
     logged, so that the proxy's event loop neither decodes, encodes nor scans megabytes.
+    ``host`` is where an origin-form target was sent, for parameter specs scoped by host.
     """
     try:
         if fragment_policy is not None and b"#" in raw:
-            canonicalize(raw, fragment_policy, form=form)
-        result = canonicalize(raw, policy, form=form)
+            canonicalize(raw, fragment_policy, form=form, host=host)
+        result = canonicalize(raw, policy, form=form, host=host)
     except InvalidTarget as e:
         findings: tuple[Finding, ...] = ()
         text = raw.decode("utf-8", "surrogateescape")[:limit]
         if lenient is not None:
-            findings = canonicalize(raw, lenient, form=form).findings
+            findings = canonicalize(raw, lenient, form=form, host=host).findings
         return Checked(text, "", False, (), 0, frozenset(), findings, e)
     edits = result.edits
     url = result.url

@@ -48,12 +48,17 @@ _last: tuple[Policy, Derived] | None = None  # most calls reuse one policy: skip
 
 
 def fast(
-    target: str, policy: Policy, form: str, after_twin: Callable[[Result, Policy], Result | None]
+    target: str,
+    policy: Policy,
+    form: str,
+    host: str | None,
+    after_twin: Callable[[Result, Policy, str | None], Result | None],
 ) -> Result | None:
     """``target`` canonicalized by the twin or found already canonical; None: not here.
 
-    ``after_twin`` runs the query rules the twin leaves out (the driver's own steps), or says
-    (None) that the reference must run instead."""
+    ``after_twin`` runs the query rules the twin leaves out (the driver's own steps; ``host``
+    is where an origin-form target was sent), or says (None) that the reference must run
+    instead."""
     global _last
     last = _last
     if last is not None and last[0] is policy:
@@ -65,7 +70,7 @@ def fast(
     if twin is not None and d.twin >= 0:
         result = twin(target, d.twin, form)
         if result is not None:
-            return after_twin(result, policy) if d.query_rules else result
+            return after_twin(result, policy, host) if d.query_rules else result
     # Dot segments, and path parameters drop-params may drop, take the full path.
     if "/." not in target and not (d.path_params and ";" in target):
         if (form == "auto" or form == "absolute") and d.absolute(target):

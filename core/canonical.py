@@ -24,7 +24,11 @@ _COMPONENTS = ("userinfo", "host", "path", "query", "fragment")
 
 
 def canonicalize(
-    target: str | bytes, policy: Policy | str = DEFAULT_POLICY, *, form: str = "auto"
+    target: str | bytes,
+    policy: Policy | str = DEFAULT_POLICY,
+    *,
+    form: str = "auto",
+    host: str | None = None,
 ) -> Result:
     """The canonical form of a URI-reference or request-target, with every rewrite recorded.
 
@@ -34,19 +38,27 @@ def canonicalize(
     shape.  Never raises for a non-strict policy; a strict one raises `InvalidTarget` where it
     would have to repair, and so does the opt-in ``reject-escaped-slash`` for an escaped or raw
     backslash or slash in the path.  A target that is neither text nor bytes is a `TypeError`.
+    ``host``: where an origin-form target was sent (its Host header), for parameter specs
+    scoped by host; a target with an authority names its own.
     """
     if type(target) is not str:
         target = _text(target)
     if type(policy) is not Policy:
         policy = _policy(policy)
-    return accel.fast(target, policy, form, _after_twin) or _reference(target, policy, form)
+    return accel.fast(target, policy, form, host, _after_twin) or _reference(
+        target, policy, form, host
+    )
 
 
 def canonicalize_python(
-    target: str | bytes, policy: Policy | str = DEFAULT_POLICY, *, form: str = "auto"
+    target: str | bytes,
+    policy: Policy | str = DEFAULT_POLICY,
+    *,
+    form: str = "auto",
+    host: str | None = None,
 ) -> Result:
     """`canonicalize` without the accelerated path: the reference it must match."""
-    return _reference(_text(target), _policy(policy), form)
+    return _reference(_text(target), _policy(policy), form, host)
 
 
 def canonicalize_authority(
@@ -89,13 +101,13 @@ def _profile(name: str) -> Policy:
     return Policy.profile(name)
 
 
-def _reference(target: str, policy: Policy, form: str) -> Result:
+def _reference(target: str, policy: Policy, form: str, host: str | None = None) -> Result:
     if form not in FORMS:
         raise ValueError(f"unknown form {form!r}; choose one of {', '.join(FORMS)}")
-    return _Canonicalizer(policy, target).run(split(target, form))
+    return _Canonicalizer(policy, target, host).run(split(target, form))
 
 
-def _after_twin(result: Result, policy: Policy) -> Result | None:
+def _after_twin(result: Result, policy: Policy, sent_to: str | None) -> Result | None:
     """The query's parameter steps on a Result of the compiled twin, which leaves them out;
     None when the reference must run instead (path parameters to drop: they go before dot
     removal, so that "..;jsessionid=1" is the ".." Tomcat reads it as).
@@ -104,7 +116,7 @@ def _after_twin(result: Result, policy: Policy) -> Result | None:
     in the output alike (a raw "?" in the path is escaped, and the authority has none).
     """
     url, target = result.url, result.input
-    host = query.host_of(url)
+    host = query.host_of(url) if url[:1] != "/" else (sent_to or "").lower() or None
     if ";" in target and policy.param_tests(host).path is not None:
         return None
     qmark, hash_ = url.find("?"), url.find("#")
@@ -165,10 +177,11 @@ _Handler = Callable[["_Canonicalizer", str, _Part], "str | None"]
 class _Canonicalizer:
     """One canonicalization: the policy's steps, and the edits and findings recorded."""
 
-    __slots__ = ("edits", "findings", "on", "policy", "scan", "steps", "target")
+    __slots__ = ("edits", "findings", "on", "policy", "scan", "sent_to", "steps", "target")
 
-    def __init__(self, policy: Policy, target: str) -> None:
+    def __init__(self, policy: Policy, target: str, sent_to: str | None = None) -> None:
         self.policy = policy
+        self.sent_to = sent_to.lower() if sent_to else None  # the Host of an origin-form target
         self.on = on = policy.rules.__contains__
         self.target = target
         self.edits = rules.Edits(policy.strict)
@@ -211,7 +224,7 @@ class _Canonicalizer:
         scheme = parts.scheme[0] if authority_only else self.scheme(*parts.scheme)
         out: list[str] = [scheme, ":"] if scheme is not None and not authority_only else []
         has_authority = parts.host[0] is not None
-        host = None
+        host = self.sent_to
         if has_authority:
             userinfo = self.userinfo(*parts.userinfo)
             host = self.host(*parts.host)

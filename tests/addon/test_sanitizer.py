@@ -750,3 +750,24 @@ def test_wire_safe(data: bytes, safe: bool) -> None:
     from urlsan.addon.target import wire_safe
 
     assert wire_safe(data) is safe
+
+
+def test_parameter_options_drop_and_keep_by_host() -> None:
+    addon = UrlSanitizer()
+    with taddons.context(addon) as tctx:
+        tctx.configure(
+            addon,
+            urlsan_drop_params=["example.com:ref,src"],
+            urlsan_keep_params=["shop.example:id"],
+        )
+        f = tflow.tflow(req=tutils.treq(host="www.example.com", path=b"/a?ref=x&q=1"))
+        addon.requestheaders(f)
+        assert f.request.path == "/a?q=1"
+        g = tflow.tflow(req=tutils.treq(host="shop.example", path=b"/p?id=7&color=red"))
+        addon.requestheaders(g)
+        assert g.request.path == "/p?id=7"
+        h = tflow.tflow(req=tutils.treq(host="other.example", path=b"/p?ref=1&color=red"))
+        addon.requestheaders(h)
+        assert h.request.path == "/p?ref=1&color=red"
+        with pytest.raises(Exception, match="urlsan_drop_params"):
+            tctx.configure(addon, urlsan_drop_params=["a:b:c"])
