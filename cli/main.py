@@ -1,12 +1,16 @@
-"""The `urlsan` command: ``canon`` (batch canonicalization), ``report`` (audit-log summaries),
-``rules`` (the rule table) and ``proxy`` (the mitmproxy addon; imported only when asked for).
+"""The `urlsan` command: ``canon`` (batch canonicalization), ``audit`` (recorded traffic),
+``report`` (audit-log summaries), ``rules`` (the rule table) and ``proxy`` (the mitmproxy addon;
+imported only when asked for).
 
 Exit statuses (docs/cli.md):
   0  done, nothing to report
   1  ``canon --check``: some input is not canonical (or a duplicate, with ``--dedupe``)
   2  usage: unknown option, profile or rule; an input or output that cannot be opened
   3  bad lines (empty, not UTF-8, too long, refused by the policy): reported on stderr, then
-     passed through or skipped as ``--on-error`` says; the run went on to the end
+     passed through or skipped as ``--on-error`` says; for ``report``, an input that is no
+     audit log
+  4  ``canon``: the output could not be written (disk full)
+  5  ``canon --jobs``: a worker process died
   130 interrupted; 141 the reader of standard output went away (``| head``)
 """
 
@@ -47,8 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="urlsan",
         description="RFC 3986 URL canonicalization: batch, audit-log reports, and a proxy.",
-        epilog="Exit statuses: 0 ok, 1 --check found offenders, 2 usage, 3 bad lines. "
-        "See docs/cli.md.",
+        epilog="Exit statuses: 0 ok, 1 --check found offenders, 2 usage, 3 bad lines, "
+        "4 output not written, 5 a --jobs worker died. See docs/cli.md.",
     )
     parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
