@@ -32,6 +32,7 @@ from typing import Any, NamedTuple
 
 from mitmproxy import command, ctx, exceptions, flowfilter, http
 
+from .._about import warn_if_no_twin
 from ..audit import record as audit_record
 from ..audit.log import AuditLog
 from ..audit.record import MAX_EDITS, MAX_TEXT
@@ -191,6 +192,7 @@ class UrlSanitizer:
         self._workers: ProcessPoolExecutor | None = None  # for targets over urlsan_max_inline
 
     def load(self, loader: Any) -> None:
+        warn_if_no_twin(logger.warning)  # once per process: the fix is a wheel or a compiler
         loader.add_option(
             "urlsan_mode",
             str,

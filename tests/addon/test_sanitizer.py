@@ -771,3 +771,23 @@ def test_parameter_options_drop_and_keep_by_host() -> None:
         assert h.request.path == "/p?ref=1&color=red"
         with pytest.raises(Exception, match="urlsan_drop_params"):
             tctx.configure(addon, urlsan_drop_params=["a:b:c"])
+
+
+def test_the_proxy_says_once_when_the_compiled_path_is_missing(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    import urlsan._about as about
+    from urlsan.core import compiled
+
+    monkeypatch.delenv("URLSAN_NO_EXTENSIONS", raising=False)
+    monkeypatch.setattr(compiled, "twin", None)
+    monkeypatch.setattr(about, "_warned", False)
+    with caplog.at_level(logging.WARNING):
+        for _ in range(2):
+            addon = UrlSanitizer()
+            with taddons.context(addon):
+                pass
+    warnings = [
+        r.getMessage() for r in caplog.records if "compiled canonicalizer" in r.getMessage()
+    ]
+    assert len(warnings) == 1 and "pip install" in warnings[0]
