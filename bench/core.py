@@ -1,6 +1,11 @@
 """Throughput of `urlsan.core.canonicalize` against its peers, measured in one process.
 
     .venv/bin/python bench/core.py [--rounds 5] [--corpus-dir ../shared/data]
+                                   [--only throughput|declines|growth ...]
+
+Three tables: throughput against the peers; the share of targets the compiled twin declines
+(hands to the Python driver), by the reason `_speedups.declined()` gives; and time, peak memory
+and edit count against input length for hostile shapes, 1 KB to 4 MB (issue #13).
 
 Corpora: ada-kasztp.txt and ada-userbait.txt from ada-url/url-various-datasets (~59k real URLs),
 read from ../shared/data (not shipped with the repository).  "dirty" is the same list made
@@ -19,10 +24,12 @@ import random
 import statistics
 import sys
 import time
+import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 
 from urlsan.core import Policy, canonicalize, compiled
+from urlsan.core.accel import twin_flags
 
 HERE = Path(__file__).resolve().parent
 CORPORA = ("ada-kasztp.txt", "ada-userbait.txt")
@@ -145,52 +152,103 @@ def throughput_table(sets: dict[str, list[str]], rounds: int) -> dict[tuple[str,
     return best
 
 
+def decline_table(sets: dict[str, list[str]]) -> None:
+    """The share of each set the compiled twin hands back to the Python driver, by reason."""
+    twin, why = compiled.twin, compiled.declined
+    if twin is None or why is None:
+        return
+    for policy_name in ("default", "crawler"):
+        policy = Policy() if policy_name == "default" else Policy.profile("crawler")
+        flags = twin_flags(policy)
+        reasons: dict[str, dict[str, int]] = {name: {} for name in sets}
+        for set_name, urls in sets.items():
+            counts = reasons[set_name]
+            for u in urls:
+                if flags < 0:
+                    reason: str | None = "policy not served"
+                else:
+                    reason = None if twin(u, flags, "auto") is not None else why() or "?"
+                key = reason or "handled"
+                counts[key] = counts.get(key, 0) + 1
+        keys = sorted({k for c in reasons.values() for k in c}, key=lambda k: (k != "handled", k))
+        print(f"\nshare the compiled twin handles or declines, by reason ({policy_name} policy)")
+        print(f"{'reason':<46}" + "".join(f"{n:>18}" for n in sets))
+        for key in keys:
+            shares = [(reasons[n].get(key, 0), max(len(sets[n]), 1)) for n in sets]
+            cells = [f"{k} {100 * k / total:6.2f}%" for k, total in shares]
+            print(f"{key[:45]:<46}" + "".join(f"{c:>18}" for c in cells))
+
+
+SHAPES = ("%", "\x01%", "%00", "../", "é", "%41", "%00%0d", "a/")
+SIZES = (1_000, 10_000, 100_000, 1_000_000, 4_000_000)
+
+
 def growth_table() -> None:
-    """Time against input length: linear growth, also for the worst shapes."""
-    shapes = {
-        "%": "%",
-        "../": "../",
-        "%41": "%41",
-        "é": "é",
-        "a/": "a/",
-    }
-    print("\ntime per target against length (ms); linear growth means the ratio column ~10")
-    print(f"{'shape':<8}{'1 KB':>10}{'10 KB':>10}{'100 KB':>10}{'1 MB':>10}{'1MB/100KB':>11}")
-    for label, unit in shapes.items():
-        times = []
-        for size in (1_000, 10_000, 100_000, 1_000_000):
+    """Time and peak memory against input length: linear growth, also for the worst shapes.
+
+    Memory is tracemalloc's peak during one call (the input itself excluded), and includes the
+    Result: its URL and its edits."""
+    print("\ntime per origin-form target '/' + shape * n against its length (ms, median of 3-20),")
+    print("peak traced memory in MB, and the number of edits in the Result")
+    head = "".join(f"{_size(n):>24}" for n in SIZES)
+    print(f"{'shape':<9}{head}")
+    for unit in SHAPES:
+        cells = []
+        for size in SIZES:
             target = "/" + unit * (size // len(unit))
             samples = []
             for _ in range(3 if size >= 100_000 else 20):
                 t0 = time.perf_counter()
                 canonicalize(target)
                 samples.append(time.perf_counter() - t0)
-            times.append(statistics.median(samples) * 1000)
-        print(
-            f"{label:<8}" + "".join(f"{t:>10.2f}" for t in times) + f"{times[3] / times[2]:>10.1f}x"
-        )
+            tracemalloc.start()
+            result = canonicalize(target)
+            peak = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+            ms = statistics.median(samples) * 1000
+            cells.append(f"{ms:>8.2f} {peak / 1e6:>6.1f}M {len(result.edits):>7}")
+            del result
+        print(f"{ascii(unit)[1:-1]:<9}" + "".join(f"{c:>24}" for c in cells))
+
+
+def _size(n: int) -> str:
+    return f"{n // 1_000_000} MB" if n >= 1_000_000 else f"{n // 1000} KB"
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--corpus-dir", type=Path, default=HERE.parent.parent / "shared" / "data")
+    parser.add_argument(
+        "--only",
+        choices=("throughput", "declines", "growth"),
+        action="append",
+        help="print only this table (repeatable); default: all three",
+    )
     args = parser.parse_args()
-    clean = load(args.corpus_dir)
-    rng = random.Random(1)
-    sets = {"clean": clean, "dirty": [dirty(u, rng) for u in clean]}
-    print(f"{len(clean)} URLs from {', '.join(CORPORA)}; Python {sys.version.split()[0]}")
+    only = set(args.only or ("throughput", "declines", "growth"))
+    print(f"Python {sys.version.split()[0]}")
     twin = "loaded" if compiled.twin is not None else "not loaded (no compiler, or disabled)"
     print(f"compiled twin (core/_speedups.c): {twin}")
-    best = throughput_table(sets, args.rounds)
-    growth_table()
-    clean_ratio = best[("clean", "urlsan")] / best.get(("clean", "ada_url"), float("inf"))
-    dirty_ratio = best[("dirty", "urlsan")] / best.get(("dirty", "ada_url"), float("inf"))
-    ok = clean_ratio >= 2.0 and dirty_ratio >= 0.5
-    print(
-        f"\ntargets: clean >= 2x ada ({clean_ratio:.2f}x), dirty >= 0.5x ada "
-        f"({dirty_ratio:.2f}x): {'met' if ok else 'NOT met'}"
-    )
+    if only & {"throughput", "declines"}:
+        clean = load(args.corpus_dir)
+        rng = random.Random(1)
+        sets = {"clean": clean, "dirty": [dirty(u, rng) for u in clean]}
+        print(f"{len(clean)} URLs from {', '.join(CORPORA)}")
+    if "throughput" in only:
+        best = throughput_table(sets, args.rounds)
+    if "declines" in only:
+        decline_table(sets)
+    if "growth" in only:
+        growth_table()
+    if "throughput" in only:
+        clean_ratio = best[("clean", "urlsan")] / best.get(("clean", "ada_url"), float("inf"))
+        dirty_ratio = best[("dirty", "urlsan")] / best.get(("dirty", "ada_url"), float("inf"))
+        ok = clean_ratio >= 2.0 and dirty_ratio >= 0.5
+        print(
+            f"\ntargets: clean >= 2x ada ({clean_ratio:.2f}x), dirty >= 0.5x ada "
+            f"({dirty_ratio:.2f}x): {'met' if ok else 'NOT met'}"
+        )
     return 0
 
 

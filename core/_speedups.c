@@ -2,19 +2,23 @@
  *
  * canonicalize(target, flags, form) returns the very Result the pure-Python driver returns (URL,
  * edits, findings), or None when the target lies outside what this twin handles; the caller then
- * runs the Python reference.  Handled: an origin-form path ("/a?b", not "//a"), or an absolute
- * http/https/ws/wss URL whose authority is an ASCII letters-digits-hyphens host that does not end
- * in a number, with an optional port.  The path, query and fragment may hold anything: escapes,
- * stray "%", characters to escape, non-ASCII text and surrogateescape'd raw bytes.  Everything that
- * would raise a finding other than the path's dot segments ("%25", "%00", "%0D", "%u", overlong
- * UTF-8 leads, escaped slashes or dots, a backslash), a userinfo, an IP literal, an IDN or a
- * numeric host goes back to Python, which is the reference: tests/core/test_speedups.py holds the
- * two to the same output.
+ * runs the Python reference, and declined() says why (bench/core.py counts the reasons).
+ * Handled: an origin-form path ("/a?b", not "//a"), or an absolute http/https/ws/wss URL whose
+ * authority is a host of ASCII letters, digits, "-", "_" and "." that does not end in a number
+ * (a dotted-decimal IPv4 address aside), with an optional port.  The path, query and fragment may
+ * hold anything: escapes, stray "%", characters to escape, non-ASCII text, surrogateescape'd raw
+ * bytes, and with them the findings the reference reports there (dot segments raw and escaped,
+ * "%25", "%00", "%0D", "%u", overlong UTF-8, escaped slashes, a backslash).  A userinfo, an IP
+ * literal, an IDN, another numeric host, or a backslash or escaped slash in the path under a rule
+ * on them goes back to Python, which is the reference: tests/core/test_speedups.py holds the two
+ * to the same output.
  *
- * The tables (allowed characters per component, the unreserved sets, the default ports) come from
- * charsets.py and policy.py through setup(), so that the grammar lives in one place.  The output is
- * ASCII; every rewrite is recorded exactly as rules.Edits records it: adjacent edits of one rule in
- * one component merge into one.
+ * Each step of canonical.py is one static function here (step_scheme, step_authority with
+ * step_host and step_port, step_path, step_query, step_fragment), walked by steps().  The tables
+ * (allowed characters per component, the unreserved sets, the default ports) come from
+ * charsets.py and policy.py through setup(), so that the grammar lives in one place.  The output
+ * is ASCII; every rewrite is recorded exactly as rules.Edits records it: adjacent edits of one
+ * rule in one component merge into one (issue #13).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -38,9 +42,14 @@ static const char *const COMPONENT_NAMES[C_COUNT] = {
     "scheme", "host", "port", "path", "query", "fragment",
 };
 
-enum { F_DOT, F_ABOVE_ROOT, F_PARAM_DOTDOT, F_COUNT };
+enum {
+    F_DOT, F_ENCODED_DOT, F_ABOVE_ROOT, F_PARAM_DOTDOT, F_ESCAPED_SLASH, F_BACKSLASH, F_DOUBLE,
+    F_PERCENT_U, F_NUL, F_CRLF, F_OVERLONG, F_COUNT
+};
 static const char *const FINDING_NAMES[F_COUNT] = {
-    "dot-segment", "dot-segment-above-root", "path-parameter-dotdot",
+    "dot-segment", "encoded-dot-segment", "dot-segment-above-root", "path-parameter-dotdot",
+    "escaped-slash", "backslash", "double-encoding", "percent-u", "nul-escape", "crlf-escape",
+    "overlong-utf8",
 };
 
 /* Policy switches: canonical.py derives a policy's flags from FLAGS (exported below).  Rules
@@ -60,6 +69,7 @@ static const char *const FINDING_NAMES[F_COUNT] = {
 #define FL_STRIP_FRAGMENT (1 << 9)
 #define FL_MERGE_SLASHES (1 << 10)
 #define FL_UNRESERVED_2396 (1 << 11)
+#define FL_SLASH_RULES (1 << 12) /* a rule on backslashes or escaped slashes: those go to Python */
 
 static const struct {
     const char *rule;
@@ -76,6 +86,10 @@ static const struct {
     {"empty-path", FL_EMPTY_PATH},
     {"strip-fragment", FL_STRIP_FRAGMENT},
     {"merge-slashes", FL_MERGE_SLASHES},
+    /* this twin refuses a path with "\\", "%2F" or "%5C" when one of them is on */
+    {"backslash-as-slash", FL_SLASH_RULES},
+    {"decode-escaped-slash", FL_SLASH_RULES},
+    {"reject-escaped-slash", FL_SLASH_RULES},
     /* no bit: canonical.py runs them on the twin's result */
     {"drop-params", 0},
     {"sort-query", 0},
@@ -84,9 +98,6 @@ static const struct {
     {"idna-host", 0},
     {"strip-host-dot", 0},
     {"numeric-host", 0},
-    {"backslash-as-slash", 0},
-    {"decode-escaped-slash", 0},
-    {"reject-escaped-slash", 0},
     {"encode-stray-percent", 0},
     {"encode-unsafe", 0},
     {"encode-non-ascii", 0},
@@ -154,18 +165,25 @@ static PyObject *ascii_str(const char *s, Py_ssize_t n) {
     return o;
 }
 
+static inline int hexval(Py_UCS4 c) {
+    if (c >= '0' && c <= '9') return (int)(c - '0');
+    if (c >= 'A' && c <= 'F') return (int)(c - 'A' + 10);
+    if (c >= 'a' && c <= 'f') return (int)(c - 'a' + 10);
+    return -1;
+}
+
 /* ---- edits and findings, recorded as rules.Edits and findings.Findings record them */
 
 typedef struct {
     int rule, component;
     Py_ssize_t start, end;
     PyObject *before; /* owned; NULL: the input's text from start to end */
-    PyObject *after;  /* owned; NULL: afters[a0:a0 + alen] */
+    PyObject *after;  /* owned; NULL until scan() ends: the output's bytes [a0, a0 + alen) */
     Py_ssize_t a0, alen;
 } EditRec;
 
 typedef struct {
-    int rule;
+    int rule, component;
     Py_ssize_t offset, dstart, dend, count;
 } FindRec;
 
@@ -177,9 +195,13 @@ typedef struct {
     int flags;
     EditRec *edits;
     Py_ssize_t nedits, capedits;
-    Buf afters;
-    FindRec findings[F_COUNT];
+    FindRec findings[F_COUNT * 3]; /* per rule and component: path, query, fragment */
     int nfindings;
+    Buf out;                 /* the canonical target, written component by component */
+    Py_ssize_t pos;          /* where the next step reads the input */
+    int origin;              /* origin-form (no scheme and authority) */
+    PyObject *default_port;  /* borrowed from schemes[] */
+    const char *why;         /* why the target was declined */
 } State;
 
 #define CH(st, i) PyUnicode_READ((st)->kind, (st)->data, (i))
@@ -197,17 +219,18 @@ static EditRec *new_edit(State *st) {
     return e;
 }
 
-/* A character rule's edit: its text before is the input's own; merged into the last edit when
- * that one is of the same rule and component and ends where this one starts. */
+/* A character rule's edit: its text before is the input's own, its text after is what scan()
+ * writes to its output from offset at on; merged into the last edit when that one is of the same
+ * rule and component and ends where this one starts. */
 static int char_edit(State *st, int rule, int component, Py_ssize_t start, Py_ssize_t end,
-                     const char *after, Py_ssize_t alen) {
+                     Py_ssize_t at, Py_ssize_t alen) {
     if (st->nedits) {
         EditRec *last = &st->edits[st->nedits - 1];
         if (last->end == start && last->rule == rule && last->component == component &&
             !last->before && !last->after) {
             last->end = end;
             last->alen += alen;
-            return buf_put(&st->afters, after, alen);
+            return 0;
         }
     }
     EditRec *e = new_edit(st);
@@ -216,9 +239,9 @@ static int char_edit(State *st, int rule, int component, Py_ssize_t start, Py_ss
     e->component = component;
     e->start = start;
     e->end = end;
-    e->a0 = st->afters.n;
+    e->a0 = at;
     e->alen = alen;
-    return buf_put(&st->afters, after, alen);
+    return 0;
 }
 
 /* A structural rule's edit: steals the references to before (NULL: the input's text) and after. */
@@ -240,13 +263,16 @@ static int whole_edit(State *st, int rule, int component, Py_ssize_t start, Py_s
     return 0;
 }
 
-static void add_finding(State *st, int rule, Py_ssize_t offset, Py_ssize_t dstart,
+/* findings.Findings.add: the first occurrence of each rule in each component, and a count. */
+static void add_finding(State *st, int rule, int component, Py_ssize_t offset, Py_ssize_t dstart,
                         Py_ssize_t dend) {
     for (int i = 0; i < st->nfindings; i++) {
-        if (st->findings[i].rule == rule) { st->findings[i].count++; return; }
+        FindRec *f = &st->findings[i];
+        if (f->rule == rule && f->component == component) { f->count++; return; }
     }
     FindRec *f = &st->findings[st->nfindings++];
     f->rule = rule;
+    f->component = component;
     f->offset = offset;
     f->dstart = dstart;
     f->dend = dend;
@@ -259,32 +285,48 @@ static void state_free(State *st) {
         Py_XDECREF(st->edits[i].after);
     }
     PyMem_Free(st->edits);
-    PyMem_Free(st->afters.p);
+    PyMem_Free(st->out.p);
 }
 
 /* A NamedTuple (Edit, Finding, Result) from stolen items, built as tuple.__new__(type, items)
  * builds it: the supported way to make a tuple subclass instance. */
 static PyObject *named(PyObject *type, Py_ssize_t n, PyObject **items) {
-    PyObject *plain = PyTuple_New(n);
+    PyObject *o = NULL;
     for (Py_ssize_t i = 0; i < n; i++) {
-        if (!plain || !items[i]) {
-            for (Py_ssize_t k = i; k < n; k++) Py_XDECREF(items[k]);
-            Py_XDECREF(plain);
-            return NULL;
-        }
-        PyTuple_SET_ITEM(plain, i, items[i]);
+        if (!items[i]) goto fail;
     }
-    PyObject *args = PyTuple_Pack(1, plain);
-    Py_DECREF(plain);
-    if (!args) return NULL;
-    PyObject *o = PyTuple_Type.tp_new((PyTypeObject *)type, args, NULL);
-    Py_DECREF(args);
+    /* tuple.__new__(type, items) for a tuple subclass without __dict__ (a NamedTuple) is
+     * type->tp_alloc(type, n) filled in place: CPython's own tuple_subtype_new, without the
+     * argument tuples. */
+    o = ((PyTypeObject *)type)->tp_alloc((PyTypeObject *)type, n);
+    if (!o) goto fail;
+    for (Py_ssize_t i = 0; i < n; i++) PyTuple_SET_ITEM(o, i, items[i]);
     return o;
+fail:
+    for (Py_ssize_t k = 0; k < n; k++) Py_XDECREF(items[k]);
+    return NULL;
+}
+
+/* The text an edit left: one escape "%XX" (a single character escaped, the commonest edit of
+ * hostile input) comes from a table of 256 strings made once. */
+static PyObject *pct_str[256];
+
+static PyObject *after_str(const char *s, Py_ssize_t n) {
+    if (n == 3 && s[0] == '%') {
+        int hi = hexval((unsigned char)s[1]), lo = hexval((unsigned char)s[2]);
+        if (hi >= 0 && lo >= 0 && s[1] == HEX[hi] && s[2] == HEX[lo])
+            return Py_NewRef(pct_str[hi << 4 | lo]);
+    }
+    if (n == 1) return PyUnicode_FromOrdinal((unsigned char)s[0]); /* a shared latin-1 str */
+    return ascii_str(s, n);
 }
 
 static PyObject *freeze_edits(State *st) {
     PyObject *t = PyTuple_New(st->nedits);
     if (!t) return NULL;
+    /* No collection while a million edits are made: each would walk the edits made so far, and
+     * none of them can be garbage yet.  Collections resume after, as the allocator counts them. */
+    int gc_was_on = st->nedits > 1000 ? PyGC_Disable() : 0;
     for (Py_ssize_t i = 0; i < st->nedits; i++) {
         EditRec *e = &st->edits[i];
         PyObject *items[6];
@@ -292,12 +334,14 @@ static PyObject *freeze_edits(State *st) {
         items[1] = Py_NewRef(component_str[e->component]);
         items[2] = PyLong_FromSsize_t(e->start);
         items[3] = PyLong_FromSsize_t(e->end);
-        items[4] = e->before ? Py_NewRef(e->before) : PyUnicode_Substring(st->target, e->start, e->end);
-        items[5] = e->after ? Py_NewRef(e->after) : ascii_str(st->afters.p + e->a0, e->alen);
+        items[4] = e->before ? Py_NewRef(e->before)
+                             : PyUnicode_Substring(st->target, e->start, e->end);
+        items[5] = Py_NewRef(e->after);
         PyObject *edit = named(EditType, 6, items);
-        if (!edit) { Py_DECREF(t); return NULL; }
+        if (!edit) { Py_CLEAR(t); break; }
         PyTuple_SET_ITEM(t, i, edit);
     }
+    if (gc_was_on) PyGC_Enable();
     return t;
 }
 
@@ -308,7 +352,7 @@ static PyObject *freeze_findings(State *st) {
         FindRec *f = &st->findings[i];
         PyObject *items[5];
         items[0] = Py_NewRef(finding_str[f->rule]);
-        items[1] = Py_NewRef(component_str[C_PATH]);
+        items[1] = Py_NewRef(component_str[f->component]);
         items[2] = PyLong_FromSsize_t(f->offset);
         items[3] = PyUnicode_Substring(st->target, f->dstart, f->dend);
         items[4] = PyLong_FromSsize_t(f->count);
@@ -321,31 +365,105 @@ static PyObject *freeze_findings(State *st) {
 
 /* ---- characters */
 
-static inline int hexval(Py_UCS4 c) {
-    if (c >= '0' && c <= '9') return (int)(c - '0');
-    if (c >= 'A' && c <= 'F') return (int)(c - 'A' + 10);
-    if (c >= 'a' && c <= 'f') return (int)(c - 'a' + 10);
-    return -1;
+/* The first ch in target[s:e], or -1. */
+static Py_ssize_t find(State *st, Py_UCS4 ch, Py_ssize_t s, Py_ssize_t e) {
+    if (s >= e) return -1;
+    Py_ssize_t at = PyUnicode_FindChar(st->target, ch, s, e, 1);
+    if (at == -2) { /* cannot happen with indices inside the string; then as if absent */
+        PyErr_Clear();
+        return -1;
+    }
+    return at;
 }
 
-/* Escaped bytes the Python side reports as findings (findings._ESCAPE_TRICKS): "%25" (double
- * encoding), "%00", "%0D", "%0A", and the leads of overlong UTF-8.  Refused here, conservatively
- * (a "%C0" that is not overlong goes to Python too). */
-static inline int tricky_byte(int byte) {
-    return byte == 0x25 || byte == 0x00 || byte == 0x0D || byte == 0x0A || byte == 0xC0 ||
-           byte == 0xC1 || byte == 0xE0 || byte == 0xF0;
+static inline int hex_at(State *st, Py_ssize_t i, Py_ssize_t e) {
+    return i < e && hexval(CH(st, i)) >= 0;
+}
+
+static inline int char_at(State *st, Py_ssize_t i, Py_ssize_t e, Py_UCS4 c) {
+    return i < e && CH(st, i) == c;
+}
+
+/* findings._ESCAPE_TRICKS at the "%" at i: the finding and the length of its match, 0 if none.
+ *   double-encoding  "%25" HEXDIG HEXDIG   (RFC 3986 §2.4: a second decoder bites)
+ *   percent-u        "%u" 4HEXDIG          (IIS's non-standard escape)
+ *   nul-escape       "%00"
+ *   crlf-escape      "%0D" / "%0A"         (header injection, response splitting)
+ *   overlong-utf8    "%C0"/"%C1" "%" [89AB] HEXDIG, "%E0" "%" [89] HEXDIG, "%F0" "%8" HEXDIG
+ *                    (RFC 3629 §10)                                          case-insensitive */
+static int escape_trick(State *st, Py_ssize_t i, Py_ssize_t e, int *rule) {
+    Py_UCS4 a = i + 1 < e ? CH(st, i + 1) : 0, b = i + 2 < e ? CH(st, i + 2) : 0;
+    if (a == '2' && b == '5' && hex_at(st, i + 3, e) && hex_at(st, i + 4, e)) {
+        *rule = F_DOUBLE;
+        return 5;
+    }
+    if ((a == 'u' || a == 'U') && hex_at(st, i + 2, e) && hex_at(st, i + 3, e) &&
+        hex_at(st, i + 4, e) && hex_at(st, i + 5, e)) {
+        *rule = F_PERCENT_U;
+        return 6;
+    }
+    if (a == '0' && (b == '0' || b == 'D' || b == 'd' || b == 'A' || b == 'a')) {
+        *rule = b == '0' ? F_NUL : F_CRLF;
+        return 3;
+    }
+    if (!char_at(st, i + 3, e, '%') || !hex_at(st, i + 5, e)) return 0;
+    Py_UCS4 c = i + 4 < e ? CH(st, i + 4) : 0;
+    int lead = (a == 'C' || a == 'c') && (b == '0' || b == '1') &&
+               ((c >= '8' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'b'));
+    lead |= (a == 'E' || a == 'e') && b == '0' && c >= '8' && c <= '9';
+    lead |= (a == 'F' || a == 'f') && b == '0' && c == '8';
+    if (!lead) return 0;
+    *rule = F_OVERLONG;
+    return 6;
+}
+
+/* findings.escapes on target[s:e]: the escape tricks, left to right and not overlapping (as
+ * re.finditer finds them), then overlong UTF-8 as raw surrogateescape'd bytes. */
+static void escape_findings(State *st, int component, Py_ssize_t s, Py_ssize_t e) {
+    int raw = 0;
+    if (st->kind == PyUnicode_1BYTE_KIND) { /* no surrogates: the escapes alone, if any */
+        s = find(st, '%', s, e);
+        if (s < 0) return;
+    }
+    for (Py_ssize_t i = s; i < e;) {
+        Py_UCS4 c = CH(st, i);
+        int rule, n = c == '%' ? escape_trick(st, i, e, &rule) : 0;
+        raw |= c == 0xDCC0 || c == 0xDCC1;
+        if (n) {
+            add_finding(st, rule, component, i, i, i + n);
+            i += n;
+        } else {
+            i++;
+        }
+    }
+    for (Py_ssize_t i = s; raw && i + 1 < e; i++) {
+        Py_UCS4 c = CH(st, i), next = CH(st, i + 1);
+        if ((c == 0xDCC0 || c == 0xDCC1) && next >= 0xDC80 && next <= 0xDCBF) {
+            add_finding(st, F_OVERLONG, component, i, i, i + 2);
+            i++;
+        }
+    }
 }
 
 enum { OK = 0, FAIL = -1, REFUSE = 1 };
 
+static const char *declined_why; /* why the last call returned None; NULL: it did not */
+
+static int decline(State *st, const char *why) {
+    st->why = why;
+    return REFUSE;
+}
+
 /* rules.Scanner.scan: decode-unreserved, uppercase-escape, encode-stray-percent, encode-unsafe,
  * encode-non-ascii, in one pass over target[s:e], written to out. */
-static int scan(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf *out) {
+static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf *out) {
     const unsigned char *allowed = component == C_PATH    ? allowed_path
                                    : component == C_QUERY ? allowed_query
                                                           : allowed_fragment;
     const unsigned char *unres = (st->flags & FL_UNRESERVED_2396) ? unreserved_2396 : unreserved;
     int decode = st->flags & FL_DECODE, upper = st->flags & FL_UPPER;
+    int slash_rules = st->flags & FL_SLASH_RULES;
+    if (component != C_PATH) escape_findings(st, component, s, e);
     if (buf_reserve(out, e - s) < 0) return FAIL;
     for (Py_ssize_t i = s; i < e; i++) {
         Py_UCS4 c = CH(st, i);
@@ -358,19 +476,17 @@ static int scan(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf *out) 
             int hi = i + 2 < e ? hexval(CH(st, i + 1)) : -1;
             int lo = hi >= 0 ? hexval(CH(st, i + 2)) : -1;
             if (lo < 0) {
-                if (i + 1 < e && (CH(st, i + 1) | 0x20) == 'u') return REFUSE; /* %uXXXX */
-                if (char_edit(st, R_STRAY, component, i, i + 1, "%25", 3) < 0 ||
+                if (char_edit(st, R_STRAY, component, i, i + 1, out->n, 3) < 0 ||
                     buf_put(out, "%25", 3) < 0)
                     return FAIL;
                 continue;
             }
             int byte = hi << 4 | lo;
-            if (tricky_byte(byte)) return REFUSE;
-            if (component == C_PATH && (byte == 0x2F || byte == 0x5C || byte == 0x2E))
-                return REFUSE; /* escaped-slash and encoded-dot-segment findings */
+            if (component == C_PATH && (byte == 0x2F || byte == 0x5C) && slash_rules)
+                return decline(st, "escaped slash, with a rule on them");
             if (decode && byte < 128 && unres[byte]) {
                 enc[0] = (char)byte;
-                if (char_edit(st, R_DECODE, component, i, i + 3, enc, 1) < 0 ||
+                if (char_edit(st, R_DECODE, component, i, i + 3, out->n, 1) < 0 ||
                     buf_putc(out, enc[0]) < 0)
                     return FAIL;
             } else {
@@ -379,7 +495,7 @@ static int scan(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf *out) 
                 enc[2] = HEX[lo];
                 Py_UCS4 h1 = CH(st, i + 1), h2 = CH(st, i + 2);
                 if (upper && ((char)h1 != enc[1] || (char)h2 != enc[2])) {
-                    if (char_edit(st, R_UPPER, component, i, i + 3, enc, 3) < 0) return FAIL;
+                    if (char_edit(st, R_UPPER, component, i, i + 3, out->n, 3) < 0) return FAIL;
                 } else {
                     enc[1] = (char)h1;
                     enc[2] = (char)h2;
@@ -390,11 +506,12 @@ static int scan(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf *out) 
             continue;
         }
         if (c < 128) {
-            if (c == '\\') return REFUSE; /* the backslash finding and rules */
+            if (c == '\\' && component == C_PATH && slash_rules)
+                return decline(st, "backslash, with a rule on them");
             enc[0] = '%';
             enc[1] = HEX[c >> 4];
             enc[2] = HEX[c & 15];
-            if (char_edit(st, R_UNSAFE, component, i, i + 1, enc, 3) < 0 ||
+            if (char_edit(st, R_UNSAFE, component, i, i + 1, out->n, 3) < 0 ||
                 buf_put(out, enc, 3) < 0)
                 return FAIL;
             continue;
@@ -404,7 +521,6 @@ static int scan(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf *out) 
         unsigned char bytes[4];
         int n;
         if (c >= 0xDC80 && c <= 0xDCFF) {
-            if (c == 0xDCC0 || c == 0xDCC1) return REFUSE; /* raw overlong UTF-8 lead */
             bytes[0] = (unsigned char)(c - 0xDC00);
             n = 1;
         } else if (c < 0x800) {
@@ -428,47 +544,90 @@ static int scan(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf *out) 
             enc[3 * k + 1] = HEX[bytes[k] >> 4];
             enc[3 * k + 2] = HEX[bytes[k] & 15];
         }
-        if (char_edit(st, R_NON_ASCII, component, i, i + 1, enc, 3 * n) < 0 ||
+        if (char_edit(st, R_NON_ASCII, component, i, i + 1, out->n, 3 * n) < 0 ||
             buf_put(out, enc, 3 * n) < 0)
             return FAIL;
     }
     return OK;
 }
 
-/* ---- the path: findings.path's dot-segment walk, and RFC 3986 §5.2.4 */
-
-static int is_dots(State *st, Py_ssize_t s, Py_ssize_t e) {
-    return (e - s == 1 && CH(st, s) == '.') ||
-           (e - s == 2 && CH(st, s) == '.' && CH(st, s + 1) == '.');
+/* scan_chars, then the texts after of its edits: the output's own bytes, made strings before
+ * dot removal rewrites the path, so that no second buffer of them is kept. */
+static int scan(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf *out) {
+    Py_ssize_t first = st->nedits;
+    int rc = scan_chars(st, component, s, e, out);
+    for (Py_ssize_t i = first; rc == OK && i < st->nedits; i++) {
+        EditRec *ed = &st->edits[i];
+        ed->after = after_str(out->p + ed->a0, ed->alen);
+        if (!ed->after) rc = FAIL;
+    }
+    return rc;
 }
 
-/* findings.path on an absolute path without escapes of "." "/" "\\" (those were refused). */
-static void path_findings(State *st, Py_ssize_t s, Py_ssize_t e) {
-    Py_ssize_t dot = PyUnicode_FindChar(st->target, '.', s, e, 1);
-    if (dot == -2) PyErr_Clear(); /* cannot happen with valid indices; then no findings */
-    if (dot < 0) return;
-    Py_ssize_t depth = 0, seg = s;
-    for (Py_ssize_t i = 0; seg <= e; i++) {
-        Py_ssize_t end = seg;
-        while (end < e && CH(st, end) != '/') end++;
-        if (is_dots(st, seg, end)) {
-            add_finding(st, F_DOT, seg, seg, end);
-            if (end - seg == 2 && i > 0) {
-                if (depth == 0)
-                    add_finding(st, F_ABOVE_ROOT, seg, seg, end);
-                else
-                    depth--;
-            }
+/* ---- the path: findings.path's dot-segment walk, and RFC 3986 §5.2.4 */
+
+/* How many dots target[s:e] is made of, when it is "." or ".." with each dot raw or escaped as
+ * "%2E" (findings._DOT_ESCAPES); 0 when it is neither.  *escaped: some dot was "%2E". */
+static int dots(State *st, Py_ssize_t s, Py_ssize_t e, int *escaped) {
+    int n = 0;
+    *escaped = 0;
+    for (Py_ssize_t i = s; i < e; n++) {
+        if (n == 2) return 0;
+        Py_UCS4 c = CH(st, i);
+        if (c == '.') {
+            i++;
+        } else if (c == '%' && e - i >= 3 && CH(st, i + 1) == '2' &&
+                   (CH(st, i + 2) | 0x20) == 'e') {
+            *escaped = 1;
+            i += 3;
         } else {
-            Py_ssize_t semi = seg;
-            while (semi < end && CH(st, semi) != ';') semi++;
-            if (semi < end && is_dots(st, seg, semi))
-                add_finding(st, F_PARAM_DOTDOT, seg, seg, end); /* "/..;/": Tomcat climbs */
-            else if (i > 0)
-                depth++;
+            return 0;
         }
-        seg = end + 1;
     }
+    return n;
+}
+
+/* findings.path on an absolute path, then findings.escapes on it: escaped slashes, the first
+ * backslash, dot segments raw or escaped (counting how far ".." climbs), "..;" parameters. */
+static void path_findings(State *st, Py_ssize_t s, Py_ssize_t e) {
+    Py_ssize_t backslash = find(st, '\\', s, e), percent = find(st, '%', s, e);
+    int dotted = find(st, '.', s, e) >= 0, escaped_2 = 0;
+    for (Py_ssize_t i = percent; i >= 0 && i < e; i++) {
+        if (CH(st, i) != '%' || i + 2 >= e) continue;
+        Py_UCS4 hi = CH(st, i + 1), lo = CH(st, i + 2) | 0x20;
+        escaped_2 |= hi == '2';
+        if ((hi == '2' && lo == 'f') || (hi == '5' && lo == 'c')) {
+            add_finding(st, F_ESCAPED_SLASH, C_PATH, i, i, i + 3);
+            i += 2;
+        }
+    }
+    if (backslash >= 0) add_finding(st, F_BACKSLASH, C_PATH, backslash, backslash, backslash + 1);
+    if (dotted || escaped_2) { /* findings.path: no "." and no "%2", no dot segment */
+        Py_ssize_t depth = 0, seg = s;
+        for (Py_ssize_t i = 0; seg <= e; i++) {
+            Py_ssize_t end = seg, semi = -1;
+            int escaped, n;
+            while (end < e && CH(st, end) != '/') {
+                if (semi < 0 && CH(st, end) == ';') semi = end;
+                end++;
+            }
+            if ((n = dots(st, seg, end, &escaped)) > 0) {
+                add_finding(st, escaped ? F_ENCODED_DOT : F_DOT, C_PATH, seg, seg, end);
+                if (n == 2 && i > 0) {
+                    if (depth == 0)
+                        add_finding(st, F_ABOVE_ROOT, C_PATH, seg, seg, end);
+                    else
+                        depth--;
+                }
+            } else if (semi >= 0 && dots(st, seg, semi, &escaped) > 0) {
+                add_finding(st, F_PARAM_DOTDOT, C_PATH, seg, seg, end); /* "/..;/": Tomcat climbs */
+            } else if (i > 0) {
+                depth++; /* RFC 3986 §5.2.4 counts empty segments too */
+            }
+            seg = end + 1;
+        }
+    }
+    escape_findings(st, C_PATH, s, e);
 }
 
 static int buf_is_dots(const char *p, Py_ssize_t n) {
@@ -517,7 +676,280 @@ static int has_dot_segments(const char *p, Py_ssize_t n) {
     return 0;
 }
 
-/* ---- the driver: canonical._Canonicalizer.run for the handled targets */
+/* ---- the driver: canonical.py's steps for the handled targets, one function per component.
+ *
+ * Each step reads the input from st->pos, writes its component to st->out and returns OK, FAIL
+ * (a Python exception is set) or REFUSE (the target is not one this twin handles: decline()
+ * names why, for bench/core.py's table of declines). */
+
+/* The form argument: origin-form (RFC 9112 §3.2.1) or absolute-form (§3.2.2); "auto" tells them
+ * apart as split.py does for the shapes handled here. */
+static int step_form(State *st, PyObject *form) {
+    Py_ssize_t len = st->len;
+    if (PyUnicode_CompareWithASCIIString(form, "auto") == 0)
+        st->origin = len > 0 && CH(st, 0) == '/' && !(len > 1 && CH(st, 1) == '/');
+    else if (PyUnicode_CompareWithASCIIString(form, "origin") == 0)
+        st->origin = 1;
+    else if (PyUnicode_CompareWithASCIIString(form, "absolute") == 0)
+        st->origin = 0;
+    else
+        return decline(st, "form");
+    /* RFC 9112 §3.2.1 origin-form: "/" and no "//" (which needs the dot-prefix guard) */
+    if (st->origin && (!(len > 0 && CH(st, 0) == '/') || (len > 1 && CH(st, 1) == '/')))
+        return decline(st, "origin-form not starting with one '/'");
+    return OK;
+}
+
+/* RFC 3986 §3.1 scheme "://", the scheme one of policy.DEFAULT_PORTS (http, https, ws, wss);
+ * lowercase-scheme (§6.2.2.1). */
+static int step_scheme(State *st) {
+    char sch[SCHEME_MAX];
+    Py_ssize_t n = 0, i = 0, len = st->len;
+    while (i < len && n < SCHEME_MAX) {
+        Py_UCS4 c = CH(st, i);
+        if (c == ':') break;
+        if (!((c | 0x20) >= 'a' && (c | 0x20) <= 'z')) return decline(st, "scheme");
+        sch[n++] = (char)(c | 0x20);
+        i++;
+    }
+    if (n == 0 || i + 2 >= len || CH(st, i) != ':' || CH(st, i + 1) != '/' ||
+        CH(st, i + 2) != '/')
+        return decline(st, "no scheme '://' (relative, or another shape)");
+    for (int k = 0; k < nschemes; k++) {
+        if (schemes[k].n == n && memcmp(schemes[k].name, sch, (size_t)n) == 0) {
+            st->default_port = schemes[k].port;
+            break;
+        }
+    }
+    if (!st->default_port) return decline(st, "scheme without a default port");
+    int cased = 0;
+    for (Py_ssize_t k = 0; k < n; k++) cased |= (char)CH(st, k) != sch[k];
+    if (cased) {
+        if (!(st->flags & FL_LOWER_SCHEME)) return decline(st, "scheme");
+        if (whole_edit(st, R_LOWER_SCHEME, C_SCHEME, 0, n, NULL, ascii_str(sch, n)) < 0)
+            return FAIL;
+    }
+    if (buf_put(&st->out, sch, n) < 0 || buf_put(&st->out, "://", 3) < 0) return FAIL;
+    st->pos = i + 3;
+    return OK;
+}
+
+/* A dotted-decimal IPv4 address as rules.parse_ipv4 writes it: four decimal numbers up to 255,
+ * without leading zeros.  numeric-host leaves it as it is, with no finding. */
+static int dotted_decimal(State *st, Py_ssize_t s, Py_ssize_t e) {
+    int parts = 0;
+    for (Py_ssize_t k = s; k <= e; k++) {
+        Py_ssize_t end = k;
+        int value = 0;
+        while (end < e && CH(st, end) >= '0' && CH(st, end) <= '9' && end - k < 4)
+            value = value * 10 + (int)(CH(st, end++) - '0');
+        if (end == k || end - k > 3 || value > 255 || (end - k > 1 && CH(st, k) == '0'))
+            return 0;
+        if (++parts > 4 || (end < e && CH(st, end) != '.')) return 0;
+        k = end;
+    }
+    return parts == 4;
+}
+
+/* lowercase-host (RFC 3986 §6.2.2.1) on target[hs:he], as rules.lowercase_host records it: one
+ * edit for a letters-digits-hyphens name, one per run of capitals in a name with "_". */
+static int lowercase_host(State *st, Py_ssize_t hs, Py_ssize_t he, int ldh) {
+    Buf *out = &st->out;
+    Py_ssize_t out_host = out->n, run = -1;
+    int cased = 0, lower = st->flags & FL_LOWER_HOST;
+    for (Py_ssize_t k = hs; k <= he; k++) {
+        Py_UCS4 c = k < he ? CH(st, k) : 0;
+        int upper = lower && c >= 'A' && c <= 'Z';
+        if (!ldh && run >= 0 && !upper) {
+            Py_ssize_t at = out_host + (run - hs);
+            PyObject *after = ascii_str(out->p + at, k - run);
+            if (whole_edit(st, R_LOWER_HOST, C_HOST, run, k, NULL, after) < 0) return FAIL;
+            run = -1;
+        }
+        if (k == he) break;
+        if (upper && run < 0) run = k;
+        cased |= upper;
+        if (buf_putc(out, (char)(upper ? c | 0x20 : c)) < 0) return FAIL;
+    }
+    if (ldh && cased && whole_edit(st, R_LOWER_HOST, C_HOST, hs, he, NULL,
+                                   ascii_str(out->p + out_host, he - hs)) < 0)
+        return FAIL;
+    return OK;
+}
+
+/* RFC 3986 §3.2.2 reg-name, restricted to a DNS name: letters, digits, "-", "_" and ".", not
+ * ending in a number (rules.ends_in_number: numeric-host's business) unless it is a dotted-decimal
+ * IPv4 address already, nor in "." (strip-host-dot's). */
+static int step_host(State *st, Py_ssize_t hs, Py_ssize_t he, int ldh) {
+    if (he == hs) return decline(st, "empty host");
+    if (CH(st, he - 1) == '.') return decline(st, "host ends in '.'");
+    Py_ssize_t label = he;
+    while (label > hs && CH(st, label - 1) != '.') label--;
+    int digits = 1;
+    for (Py_ssize_t k = label; k < he; k++) digits &= CH(st, k) >= '0' && CH(st, k) <= '9';
+    if ((digits && !dotted_decimal(st, hs, he)) ||
+        (he - label >= 2 && CH(st, label) == '0' && (CH(st, label + 1) | 0x20) == 'x'))
+        return decline(st, "numeric host, not dotted-decimal");
+    return lowercase_host(st, hs, he, ldh);
+}
+
+/* RFC 3986 §3.2.3 port = *DIGIT, after the ":" at colon: drop-empty-port, strip-port-zeros,
+ * drop-default-port (§6.2.3). */
+static int step_port(State *st, Py_ssize_t colon, Py_ssize_t pe) {
+    Py_ssize_t ps = colon + 1, zs = ps;
+    Buf *out = &st->out;
+    if (ps == pe) {
+        if (!(st->flags & FL_DROP_EMPTY_PORT)) return buf_putc(out, ':') < 0 ? FAIL : OK;
+        return whole_edit(st, R_DROP_EMPTY_PORT, C_PORT, colon, ps, Py_NewRef(colon_str),
+                          Py_NewRef(empty_str)) < 0
+                   ? FAIL
+                   : OK;
+    }
+    if ((st->flags & FL_STRIP_PORT_ZEROS) && pe - ps > 1 && CH(st, ps) == '0') {
+        while (zs < pe - 1 && CH(st, zs) == '0') zs++;
+        if (whole_edit(st, R_STRIP_PORT_ZEROS, C_PORT, ps, pe, NULL,
+                       PyUnicode_Substring(st->target, zs, pe)) < 0)
+            return FAIL;
+    }
+    PyObject *port = PyUnicode_Substring(st->target, zs, pe);
+    if (!port) return FAIL;
+    if ((st->flags & FL_DROP_DEFAULT_PORT) && PyUnicode_Compare(port, st->default_port) == 0) {
+        PyObject *before = PyUnicode_Concat(colon_str, port);
+        Py_DECREF(port);
+        return whole_edit(st, R_DROP_DEFAULT_PORT, C_PORT, colon, pe, before,
+                          Py_NewRef(empty_str)) < 0
+                   ? FAIL
+                   : OK;
+    }
+    Py_DECREF(port);
+    if (buf_putc(out, ':') < 0) return FAIL;
+    for (Py_ssize_t k = zs; k < pe; k++)
+        if (buf_putc(out, (char)CH(st, k)) < 0) return FAIL;
+    return OK;
+}
+
+/* RFC 3986 §3.2 authority = host [ ":" port ], without userinfo (split.split_authority). */
+static int step_authority(State *st) {
+    Py_ssize_t hs = st->pos, colon = -1, ae;
+    int ldh = 1;
+    for (ae = hs; ae < st->len; ae++) {
+        Py_UCS4 c = CH(st, ae);
+        if (c == '/' || c == '?' || c == '#') break;
+        if (c == '@') return decline(st, "userinfo");
+        if (c == ':') {
+            if (colon >= 0) return decline(st, "host with ':' (IP literal, invalid port)");
+            colon = ae;
+        } else if (colon >= 0) {
+            if (!(c >= '0' && c <= '9')) return decline(st, "port not digits");
+        } else if (c == '[') {
+            return decline(st, "IP literal");
+        } else if (c >= 128) {
+            return decline(st, "non-ASCII host (IDN)");
+        } else if (c == '_') {
+            ldh = 0;
+        } else if (!((c | 0x20) >= 'a' && (c | 0x20) <= 'z') && !(c >= '0' && c <= '9') &&
+                   c != '-' && c != '.') {
+            return decline(st, "host character other than LDH");
+        }
+    }
+    int rc = step_host(st, hs, colon >= 0 ? colon : ae, ldh);
+    if (rc == OK && colon >= 0) rc = step_port(st, colon, ae);
+    st->pos = ae;
+    return rc;
+}
+
+/* RFC 3986 §3.3 path: the character rules, merge-slashes (refused), remove-dot-segments
+ * (§5.2.4), empty-path (§6.2.3). */
+static int step_path(State *st) {
+    Py_ssize_t ps = st->pos, pe = ps, len = st->len;
+    Buf *out = &st->out, resolved = {0};
+    while (pe < len && CH(st, pe) != '?' && CH(st, pe) != '#') pe++;
+    path_findings(st, ps, pe);
+    Py_ssize_t base = out->n; /* the path is written straight to the output, from here */
+    int rc = scan(st, C_PATH, ps, pe, out);
+    if (rc != OK) return rc;
+    st->pos = pe;
+    const char *path = out->p + base;
+    Py_ssize_t n = out->n - base;
+    if ((st->flags & FL_MERGE_SLASHES) && n > 1) {
+        for (Py_ssize_t k = 1; k < n; k++)
+            if (path[k] == '/' && path[k - 1] == '/') return decline(st, "merge-slashes on '//'");
+    }
+    if ((st->flags & FL_DOTS) && n && has_dot_segments(path, n)) {
+        rc = FAIL;
+        if (remove_dot_segments(path, n, &resolved) < 0) goto done;
+        if (st->origin && resolved.n > 1 && resolved.p[1] == '/') {
+            rc = decline(st, "dot removal leaves '//' (dot-prefix guard)");
+            goto done;
+        }
+        if (resolved.n != n || memcmp(resolved.p, path, (size_t)n) != 0) {
+            if (whole_edit(st, R_DOTS, C_PATH, ps, pe, ascii_str(path, n),
+                           ascii_str(resolved.p, resolved.n)) < 0)
+                goto done;
+            out->n = base;
+            if (buf_put(out, resolved.p, resolved.n) < 0) goto done;
+            n = resolved.n;
+        }
+        rc = OK;
+    }
+    if (!st->origin && n == 0 && (st->flags & FL_EMPTY_PATH)) {
+        rc = FAIL;
+        if (whole_edit(st, R_EMPTY_PATH, C_PATH, ps, ps, Py_NewRef(empty_str),
+                       Py_NewRef(slash_str)) < 0 ||
+            buf_putc(out, '/') < 0)
+            goto done;
+        rc = OK;
+    }
+done:
+    PyMem_Free(resolved.p);
+    return rc;
+}
+
+/* RFC 3986 §3.4 query: the character rules (the query rules run in canonical.py after this). */
+static int step_query(State *st) {
+    Py_ssize_t qs = st->pos + 1, qe = qs;
+    while (qe < st->len && CH(st, qe) != '#') qe++;
+    if (buf_putc(&st->out, '?') < 0) return FAIL;
+    st->pos = qe;
+    return scan(st, C_QUERY, qs, qe, &st->out);
+}
+
+/* RFC 3986 §3.5 fragment: strip-fragment, or the character rules. */
+static int step_fragment(State *st) {
+    Py_ssize_t fs = st->pos + 1;
+    st->pos = st->len;
+    if (st->flags & FL_STRIP_FRAGMENT)
+        return whole_edit(st, R_STRIP_FRAGMENT, C_FRAGMENT, fs - 1, st->len, NULL,
+                          Py_NewRef(empty_str)) < 0
+                   ? FAIL
+                   : OK;
+    if (buf_putc(&st->out, '#') < 0) return FAIL;
+    return scan(st, C_FRAGMENT, fs, st->len, &st->out);
+}
+
+/* The components in output order, as canonical.py runs them. */
+static int steps(State *st, PyObject *form) {
+    int rc = step_form(st, form);
+    if (rc == OK && !st->origin) rc = step_scheme(st);
+    if (rc == OK && !st->origin) rc = step_authority(st);
+    if (rc == OK) rc = step_path(st);
+    if (rc == OK && st->pos < st->len && CH(st, st->pos) == '?') rc = step_query(st);
+    if (rc == OK && st->pos < st->len) rc = step_fragment(st); /* CH(pos) == '#' */
+    return rc;
+}
+
+static PyObject *make_result(State *st) {
+    PyObject *items[4];
+    Py_ssize_t len = st->len;
+    items[0] = Py_NewRef(st->target);
+    /* Nothing rewritten: the output is the input, which is then returned itself. */
+    int same = st->nedits == 0 && PyUnicode_IS_ASCII(st->target) && st->out.n == len &&
+               memcmp(st->out.p, st->data, (size_t)len) == 0;
+    items[1] = same ? Py_NewRef(st->target) : ascii_str(st->out.p, st->out.n);
+    items[2] = freeze_edits(st);
+    items[3] = freeze_findings(st);
+    return named(ResultType, 4, items);
+}
 
 static PyObject *twin_canonicalize(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
@@ -526,7 +958,7 @@ static PyObject *twin_canonicalize(PyObject *self, PyObject *const *args, Py_ssi
         PyErr_SetString(PyExc_TypeError, "canonicalize(target: str, flags: int, form: str)");
         return NULL;
     }
-    PyObject *target = args[0], *form = args[2];
+    PyObject *target = args[0];
 #if PY_VERSION_HEX < 0x030C0000
     if (PyUnicode_READY(target) < 0) return NULL; /* a legacy str of the deprecated C API */
 #endif
@@ -547,228 +979,20 @@ static PyObject *twin_canonicalize(PyObject *self, PyObject *const *args, Py_ssi
     st.data = PyUnicode_DATA(target);
     st.len = PyUnicode_GET_LENGTH(target);
     st.flags = (int)flags;
-    Py_ssize_t len = st.len;
-    int origin;
-    if (PyUnicode_CompareWithASCIIString(form, "auto") == 0)
-        origin = len > 0 && CH(&st, 0) == '/' && !(len > 1 && CH(&st, 1) == '/');
-    else if (PyUnicode_CompareWithASCIIString(form, "origin") == 0)
-        origin = 1;
-    else if (PyUnicode_CompareWithASCIIString(form, "absolute") == 0)
-        origin = 0;
-    else
-        Py_RETURN_NONE;
-
-    Buf out = {0}, path = {0}, resolved = {0};
-    PyObject *result = NULL;
-    int rc = REFUSE;
-    Py_ssize_t i = 0;
-
-    if (origin) {
-        /* RFC 9112 §3.2.1 origin-form: "/" and no "//" (which needs the dot-prefix guard) */
-        if (!(len > 0 && CH(&st, 0) == '/') || (len > 1 && CH(&st, 1) == '/')) goto done;
-    } else {
-        /* scheme "://" with the scheme one of policy.DEFAULT_PORTS (http, https, ws, wss) */
-        char sch[SCHEME_MAX];
-        Py_ssize_t n = 0;
-        while (i < len && n < SCHEME_MAX) {
-            Py_UCS4 c = CH(&st, i);
-            if (c == ':') break;
-            if (!((c | 0x20) >= 'a' && (c | 0x20) <= 'z')) goto done;
-            sch[n++] = (char)(c | 0x20);
-            i++;
-        }
-        if (n == 0 || i + 2 >= len || CH(&st, i) != ':' || CH(&st, i + 1) != '/' ||
-            CH(&st, i + 2) != '/')
-            goto done;
-        PyObject *default_port = NULL;
-        for (int k = 0; k < nschemes; k++) {
-            if (schemes[k].n == n && memcmp(schemes[k].name, sch, (size_t)n) == 0) {
-                default_port = schemes[k].port;
-                break;
-            }
-        }
-        if (!default_port) goto done;
-        int cased = 0;
-        for (Py_ssize_t k = 0; k < n; k++) cased |= (char)CH(&st, k) != sch[k];
-        if (cased) {
-            if (!(flags & FL_LOWER_SCHEME)) goto done; /* "HTTP" is then no known scheme */
-            if (whole_edit(&st, R_LOWER_SCHEME, C_SCHEME, 0, n, NULL, ascii_str(sch, n)) < 0) {
-                rc = FAIL;
-                goto done;
-            }
-        }
-        if (buf_put(&out, sch, n) < 0 || buf_put(&out, "://", 3) < 0) { rc = FAIL; goto done; }
-        i += 3;
-
-        /* authority: host [":" port], the host letters, digits, "-" and "." only */
-        Py_ssize_t hs = i, colon = -1, ae;
-        for (ae = i; ae < len; ae++) {
-            Py_UCS4 c = CH(&st, ae);
-            if (c == '/' || c == '?' || c == '#') break;
-            if (c == ':') {
-                if (colon >= 0) goto done;
-                colon = ae;
-            } else if (colon >= 0) {
-                if (!(c >= '0' && c <= '9')) goto done;
-            } else if (!((c | 0x20) >= 'a' && (c | 0x20) <= 'z') && !(c >= '0' && c <= '9') &&
-                       c != '-' && c != '.') {
-                goto done; /* userinfo, IP literal, escapes, IDN, characters to escape */
-            }
-        }
-        Py_ssize_t he = colon >= 0 ? colon : ae;
-        if (he == hs || CH(&st, he - 1) == '.') goto done; /* empty host; strip-host-dot */
-        /* rules.ends_in_number: a last label of digits, or "0x…", is a numeric host */
-        Py_ssize_t label = he;
-        while (label > hs && CH(&st, label - 1) != '.') label--;
-        int digits = 1;
-        for (Py_ssize_t k = label; k < he; k++) digits &= CH(&st, k) >= '0' && CH(&st, k) <= '9';
-        if (digits || (he - label >= 2 && CH(&st, label) == '0' && (CH(&st, label + 1) | 0x20) == 'x'))
-            goto done;
-        Py_ssize_t out_host = out.n;
-        int host_cased = 0;
-        for (Py_ssize_t k = hs; k < he; k++) {
-            Py_UCS4 c = CH(&st, k);
-            int lower = (flags & FL_LOWER_HOST) && c >= 'A' && c <= 'Z';
-            host_cased |= lower;
-            if (buf_putc(&out, (char)(lower ? c | 0x20 : c)) < 0) { rc = FAIL; goto done; }
-        }
-        if (host_cased &&
-            whole_edit(&st, R_LOWER_HOST, C_HOST, hs, he, NULL,
-                       ascii_str(out.p + out_host, he - hs)) < 0) {
-            rc = FAIL;
-            goto done;
-        }
-        if (colon >= 0) {
-            Py_ssize_t ps = colon + 1, pe = ae, zs = ps;
-            if (ps == pe) {
-                if (flags & FL_DROP_EMPTY_PORT) {
-                    if (whole_edit(&st, R_DROP_EMPTY_PORT, C_PORT, colon, ps,
-                                   Py_NewRef(colon_str), Py_NewRef(empty_str)) < 0) {
-                        rc = FAIL;
-                        goto done;
-                    }
-                } else if (buf_putc(&out, ':') < 0) {
-                    rc = FAIL;
-                    goto done;
-                }
-            } else {
-                if ((flags & FL_STRIP_PORT_ZEROS) && pe - ps > 1 && CH(&st, ps) == '0') {
-                    while (zs < pe - 1 && CH(&st, zs) == '0') zs++;
-                    if (whole_edit(&st, R_STRIP_PORT_ZEROS, C_PORT, ps, pe, NULL,
-                                   PyUnicode_Substring(target, zs, pe)) < 0) {
-                        rc = FAIL;
-                        goto done;
-                    }
-                }
-                PyObject *port = PyUnicode_Substring(target, zs, pe);
-                if (!port) { rc = FAIL; goto done; }
-                int is_default = (flags & FL_DROP_DEFAULT_PORT) &&
-                                 PyUnicode_Compare(port, default_port) == 0;
-                if (is_default) {
-                    PyObject *before = PyUnicode_Concat(colon_str, port);
-                    Py_DECREF(port);
-                    if (whole_edit(&st, R_DROP_DEFAULT_PORT, C_PORT, colon, pe, before,
-                                   Py_NewRef(empty_str)) < 0) {
-                        rc = FAIL;
-                        goto done;
-                    }
-                } else {
-                    Py_DECREF(port);
-                    if (buf_putc(&out, ':') < 0) { rc = FAIL; goto done; }
-                    for (Py_ssize_t k = zs; k < pe; k++)
-                        if (buf_putc(&out, (char)CH(&st, k)) < 0) { rc = FAIL; goto done; }
-                }
-            }
-        }
-        i = ae;
-    }
-
-    /* path */
-    Py_ssize_t ps = i, pe = i;
-    while (pe < len && CH(&st, pe) != '?' && CH(&st, pe) != '#') pe++;
-    path_findings(&st, ps, pe);
-    rc = scan(&st, C_PATH, ps, pe, &path);
-    if (rc != OK) goto done;
-    rc = REFUSE;
-    if ((flags & FL_MERGE_SLASHES) && path.n > 1) {
-        for (Py_ssize_t k = 1; k < path.n; k++)
-            if (path.p[k] == '/' && path.p[k - 1] == '/') goto done;
-    }
-    if ((flags & FL_DOTS) && path.n && has_dot_segments(path.p, path.n)) {
-        if (remove_dot_segments(path.p, path.n, &resolved) < 0) { rc = FAIL; goto done; }
-        if (origin && resolved.n > 1 && resolved.p[1] == '/') goto done; /* needs "/." */
-        if (resolved.n != path.n || memcmp(resolved.p, path.p, (size_t)path.n) != 0) {
-            if (whole_edit(&st, R_DOTS, C_PATH, ps, pe, ascii_str(path.p, path.n),
-                           ascii_str(resolved.p, resolved.n)) < 0) {
-                rc = FAIL;
-                goto done;
-            }
-            Buf swap = path;
-            path = resolved;
-            resolved = swap;
-        }
-    }
-    if (!origin && path.n == 0 && (flags & FL_EMPTY_PATH)) {
-        if (whole_edit(&st, R_EMPTY_PATH, C_PATH, ps, ps, Py_NewRef(empty_str),
-                       Py_NewRef(slash_str)) < 0) {
-            rc = FAIL;
-            goto done;
-        }
-        if (buf_putc(&path, '/') < 0) { rc = FAIL; goto done; }
-    }
-    if (buf_put(&out, path.p, path.n) < 0) { rc = FAIL; goto done; }
-    i = pe;
-
-    /* query */
-    if (i < len && CH(&st, i) == '?') {
-        Py_ssize_t qe = i + 1;
-        while (qe < len && CH(&st, qe) != '#') qe++;
-        if (buf_putc(&out, '?') < 0) { rc = FAIL; goto done; }
-        rc = scan(&st, C_QUERY, i + 1, qe, &out);
-        if (rc != OK) goto done;
-        rc = REFUSE;
-        i = qe;
-    }
-
-    /* fragment */
-    if (i < len) { /* CH(i) == '#' */
-        if (flags & FL_STRIP_FRAGMENT) {
-            if (whole_edit(&st, R_STRIP_FRAGMENT, C_FRAGMENT, i, len, NULL,
-                           Py_NewRef(empty_str)) < 0) {
-                rc = FAIL;
-                goto done;
-            }
-        } else {
-            if (buf_putc(&out, '#') < 0) { rc = FAIL; goto done; }
-            rc = scan(&st, C_FRAGMENT, i + 1, len, &out);
-            if (rc != OK) goto done;
-        }
-    }
-
-    {
-        PyObject *items[4];
-        items[0] = Py_NewRef(target);
-        /* Nothing rewritten: the output is the input, which is then returned itself. */
-        int same = st.nedits == 0 && PyUnicode_IS_ASCII(target) && out.n == len &&
-                   memcmp(out.p, st.data, (size_t)len) == 0;
-        items[1] = same ? Py_NewRef(target) : ascii_str(out.p, out.n);
-        items[2] = freeze_edits(&st);
-        items[3] = freeze_findings(&st);
-        result = named(ResultType, 4, items);
-        rc = result ? OK : FAIL;
-    }
-
-done:
-    PyMem_Free(out.p);
-    PyMem_Free(path.p);
-    PyMem_Free(resolved.p);
+    int rc = steps(&st, args[2]);
+    PyObject *result = rc == OK ? make_result(&st) : NULL;
     state_free(&st);
-    if (rc == FAIL) {
-        Py_XDECREF(result);
-        return NULL;
-    }
+    declined_why = rc == REFUSE ? st.why : NULL;
     if (rc == REFUSE) Py_RETURN_NONE;
     return result;
+}
+
+/* declined(): why the last canonicalize() call returned None (bench/core.py counts them). */
+static PyObject *twin_declined(PyObject *self, PyObject *unused) {
+    (void)self;
+    (void)unused;
+    if (!declined_why) Py_RETURN_NONE;
+    return PyUnicode_FromString(declined_why);
 }
 
 /* ---- setup: the tables and types from the Python side */
@@ -844,6 +1068,8 @@ static PyMethodDef methods[] = {
     {"canonicalize", (PyCFunction)(void (*)(void))twin_canonicalize, METH_FASTCALL,
      "canonicalize(target, flags, form) -> Result | None: the Python driver's Result, or None "
      "when the target is not one this twin handles."},
+    {"declined", twin_declined, METH_NOARGS,
+     "declined() -> str | None: why the last canonicalize() call returned None."},
     {"setup", twin_setup, METH_VARARGS,
      "setup(Result, Edit, Finding, path, query, fragment, unreserved, unreserved_2396, "
      "default_ports): the types and tables, from urlsan.core."},
@@ -858,6 +1084,15 @@ static struct PyModuleDef module = {
     .m_methods = methods,
 };
 
+static int make_pct_strings(void) {
+    for (int b = 0; b < 256; b++) {
+        char s[4] = {'%', HEX[b >> 4], HEX[b & 15], 0};
+        pct_str[b] = PyUnicode_InternFromString(s);
+        if (!pct_str[b]) return -1;
+    }
+    return 0;
+}
+
 static int intern_all(PyObject **out, const char *const *names, int n) {
     for (int k = 0; k < n; k++) {
         out[k] = PyUnicode_InternFromString(names[k]);
@@ -869,7 +1104,7 @@ static int intern_all(PyObject **out, const char *const *names, int n) {
 PyMODINIT_FUNC PyInit__speedups(void) {
     if (intern_all(rule_str, RULE_NAMES, R_COUNT) < 0 ||
         intern_all(component_str, COMPONENT_NAMES, C_COUNT) < 0 ||
-        intern_all(finding_str, FINDING_NAMES, F_COUNT) < 0)
+        intern_all(finding_str, FINDING_NAMES, F_COUNT) < 0 || make_pct_strings() < 0)
         return NULL;
     empty_str = PyUnicode_InternFromString("");
     colon_str = PyUnicode_InternFromString(":");

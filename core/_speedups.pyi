@@ -4,6 +4,7 @@ FLAGS: dict[str, int]
 UNRESERVED_2396: int
 
 def canonicalize(target: str, flags: int, form: str, /) -> Result | None: ...
+def declined() -> str | None: ...
 def setup(
     result: type[Result],
     edit: type[Edit],

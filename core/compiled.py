@@ -18,6 +18,7 @@ from .result import Edit, Finding, Result
 Twin = Callable[[str, int, str], Result | None]
 
 twin: Twin | None = None
+declined: Callable[[], str | None] | None = None  # why the twin's last call returned None
 _flags: dict[str, int] = {}
 _unreserved_2396 = 0
 
@@ -28,6 +29,7 @@ if not os.environ.get("URLSAN_NO_EXTENSIONS"):
         pass
     else:
         twin = _speedups.canonicalize
+        declined = _speedups.declined
         _flags = _speedups.FLAGS
         _unreserved_2396 = _speedups.UNRESERVED_2396
 

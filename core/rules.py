@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ipaddress
 import re
-import string
 from functools import lru_cache
 
 import idna
@@ -20,63 +19,67 @@ _HEX = "0123456789ABCDEF"
 
 
 class Edits:
-    """Collects edits; adjacent edits of one rule in one component merge into one.
+    """Collects edits; adjacent edits of one rule in one component merge into one (issue #13).
 
-    Kept as six parallel lists rather than an object per edit: a megabyte of hostile escapes
-    makes a million edits, and a million small containers would keep the garbage collector
-    busy for longer than the rewriting itself.  Texts merged into the last edit wait in
-    ``tail_*`` and are joined once, so long runs cost linear time.
+    A run of rewrites by one rule ("%%%", "%41%42", "ééé") is one `Edit` from the first start to
+    the last end, whose ``before`` and ``after`` are the texts of the run, so that
+    ``input[start:end] == before`` still holds for a character rule.  The last edit stays open
+    (``rule``, ``component``, ``start``, ``end`` and the texts in ``befores``/``afters``) until an
+    edit arrives that it cannot take, and is only then made an `Edit`: a run costs one list
+    append per rewrite and one join, in linear time.
     """
 
     __slots__ = (
         "afters",
         "befores",
-        "components",
-        "ends",
-        "rules",
-        "starts",
+        "component",
+        "done",
+        "end",
+        "rule",
+        "start",
         "strict",
-        "tail_afters",
-        "tail_befores",
     )
 
     def __init__(self, strict: bool) -> None:
-        self.rules: list[str] = []
-        self.components: list[str] = []
-        self.starts: list[int] = []
-        self.ends: list[int] = []
+        self.done: list[Edit] = []
+        self.rule = ""  # "": no open edit
+        self.component = ""
+        self.start = self.end = -1
         self.befores: list[str] = []
         self.afters: list[str] = []
-        self.tail_befores: list[str] = []
-        self.tail_afters: list[str] = []
         self.strict = strict
 
     def add(self, rule: str, component: str, start: int, end: int, before: str, after: str) -> None:
-        ends = self.ends
-        if (
-            ends
-            and ends[-1] == start
-            and self.rules[-1] == rule
-            and self.components[-1] == component
-        ):
-            ends[-1] = end
-            self.tail_befores.append(before)
-            self.tail_afters.append(after)
+        if start == self.end and rule == self.rule and component == self.component:
+            self.end = end
+            self.befores.append(before)
+            self.afters.append(after)
             return
-        if self.tail_befores:
-            self._flush()
-        self.rules.append(rule)
-        self.components.append(component)
-        self.starts.append(start)
-        ends.append(end)
-        self.befores.append(before)
-        self.afters.append(after)
+        if self.rule:
+            self._close()
+        self.rule = rule
+        self.component = component
+        self.start = start
+        self.end = end
+        self.befores = [before]
+        self.afters = [after]
 
-    def _flush(self) -> None:
-        self.befores[-1] += "".join(self.tail_befores)
-        self.afters[-1] += "".join(self.tail_afters)
-        self.tail_befores.clear()
-        self.tail_afters.clear()
+    def _close(self) -> None:
+        befores, afters = self.befores, self.afters
+        before = befores[0] if len(befores) == 1 else "".join(befores)
+        after = afters[0] if len(afters) == 1 else "".join(afters)
+        # Edit's own __new__ is Python code: tuple.__new__ is a third faster per edit.
+        self.done.append(
+            _new(Edit, (self.rule, self.component, self.start, self.end, before, after))
+        )
+
+    def __len__(self) -> int:
+        return len(self.done) + (1 if self.rule else 0)
+
+    @property
+    def starts(self) -> list[int]:
+        """The start of each edit so far, in order."""
+        return [e.start for e in self.done] + ([self.start] if self.rule else [])
 
     def repair(self, rule: str, component: str, offset: int, message: str) -> None:
         """A repair is about to happen: a strict policy refuses it instead."""
@@ -84,23 +87,14 @@ class Edits:
             raise InvalidTarget(rule, component, offset, message)
 
     def freeze(self) -> tuple[Edit, ...]:
-        if self.tail_befores:
-            self._flush()
-        new = tuple.__new__  # Edit's own __new__ is Python code: a third slower per edit
-        return tuple(
-            [
-                new(Edit, edit)
-                for edit in zip(
-                    self.rules,
-                    self.components,
-                    self.starts,
-                    self.ends,
-                    self.befores,
-                    self.afters,
-                    strict=True,
-                )
-            ]
-        )
+        if self.rule:
+            self._close()
+            self.rule = ""
+            self.end = -1
+        return tuple(self.done)
+
+
+_new = tuple.__new__
 
 
 # --- Characters: decode-unreserved, uppercase-escape, encode-stray-percent, encode-unsafe,
@@ -126,7 +120,7 @@ _NOT_FOUND = ("", "")
 class Scanner:
     """The character rules of one component: an escape table and two compiled patterns."""
 
-    __slots__ = ("clean", "component", "escapes", "reject", "single", "unsafe")
+    __slots__ = ("clean", "component", "escapes", "single", "unsafe")
 
     def __init__(
         self,
@@ -139,7 +133,6 @@ class Scanner:
     ) -> None:
         self.component = component
         allowed = charsets.regex_class(charsets.ALLOWED[component])
-        self.clean = re.compile(f"[{allowed}]*").fullmatch
         # Runs of characters that must be escaped (never "%": escapes are split off first).
         self.unsafe = re.compile(f"(?P<ascii>[^{allowed}%\x80-\U0010ffff]+)|[^\x00-\x7f]+")
         # The two hex digits after a "%" -> (replacement, rule); ("", "") when nothing changes.
@@ -164,83 +157,77 @@ class Scanner:
             for c in range(128)
             if chr(c) not in charsets.ALLOWED[component] and chr(c) != "%"
         }
-        self.reject: frozenset[str] = frozenset()
         if component == "path" and slash != "keep":
             if slash == "reject":
-                self.reject = frozenset({"2F", "2f", "5C", "5c"})
+                for pair in ("2F", "2f", "5C", "5c"):
+                    self.escapes[pair] = ("", "reject-escaped-slash")
             else:  # "%2F" -> "/"; "%5C" too only when backslash-as-slash is on ("decode-all")
                 for pair in ("2F", "2f", "5C", "5c") if slash == "decode-all" else ("2F", "2f"):
                     self.escapes[pair] = ("/", "decode-escaped-slash")
+        # Text no rule changes: allowed characters and escapes already canonical, one fullmatch.
+        kept: dict[str, str] = {}
+        for pair, hit in self.escapes.items():
+            if hit is _NOT_FOUND and pair == pair.upper():
+                kept[pair[0]] = kept.get(pair[0], "") + pair[1]
+        canonical = "|".join(f"{hi}[{''.join(sorted(lo))}]" for hi, lo in sorted(kept.items()))
+        self.clean = re.compile(f"(?:[{allowed}]++|%(?:{canonical}))*+").fullmatch
 
     def scan(self, text: str, start: int, edits: Edits) -> str:
-        clean = self.clean
-        if clean(text):
+        if self.clean(text):
             return text
         if "%" not in text:
             return self._unsafe(text, start, edits)
+        return self._escapes(text, start, edits)
+
+    def _escapes(self, text: str, start: int, edits: Edits) -> str:
+        """Each "%" and the text after it, up to the next "%"."""
+        clean, escapes, single = self.clean, self.escapes, self.single
         comp = self.component
-        escapes = self.escapes
+        add = edits.add
         pieces = text.split("%")
         first = pieces[0]
         out = [first if clean(first) else self._unsafe(first, start, edits)]
         pos = start + len(first)  # input offset of the "%" that precedes each piece
-        strays = 0  # a run of "%" that start no escape, flushed as one edit
+        end = start + len(text)
+        strays = 0  # a run of "%" that start no escape, recorded as one edit
         for piece in pieces[1:]:
-            hit = escapes.get(piece[:2]) if len(piece) >= 2 else None
+            hit = escapes.get(piece[:2])  # None: no two hex digits follow
             if hit is None:
-                if piece == "" and pos + 1 < start + len(text):
-                    strays += 1  # "%%": the next "%" follows at once
-                    pos += 1
-                    continue
                 strays += 1
-                edits.repair(
-                    "encode-stray-percent", comp, pos + 1 - strays, "'%' that starts no escape"
-                )
-                edits.add(
-                    "encode-stray-percent",
-                    comp,
-                    pos + 1 - strays,
-                    pos + 1,
-                    "%" * strays,
-                    "%25" * strays,
-                )
+                if piece == "" and pos + 1 < end:
+                    pos += 1  # "%%": the next "%" follows at once
+                    continue
+                at = pos + 1 - strays
+                edits.repair("encode-stray-percent", comp, at, "'%' that starts no escape")
+                add("encode-stray-percent", comp, at, pos + 1, "%" * strays, "%25" * strays)
                 out.append("%25" * strays)
                 strays = 0
                 rest, rest_pos = piece, pos + 1
             else:
                 if strays:
-                    edits.repair(
-                        "encode-stray-percent", comp, pos - strays, "'%' that starts no escape"
-                    )
-                    edits.add(
-                        "encode-stray-percent",
-                        comp,
-                        pos - strays,
-                        pos,
-                        "%" * strays,
-                        "%25" * strays,
-                    )
+                    at = pos - strays
+                    edits.repair("encode-stray-percent", comp, at, "'%' that starts no escape")
+                    add("encode-stray-percent", comp, at, pos, "%" * strays, "%25" * strays)
                     out.append("%25" * strays)
                     strays = 0
                 new, rule = hit
-                if piece[:2] in self.reject:
-                    raise InvalidTarget(
-                        "reject-escaped-slash", comp, pos, f"escaped slash %{piece[:2]} in the path"
-                    )
-                if rule:
-                    edits.add(rule, comp, pos, pos + 3, "%" + piece[:2], new)
+                if not rule:
+                    out.append("%" + piece[:2])
+                elif new:
+                    add(rule, comp, pos, pos + 3, "%" + piece[:2], new)
                     out.append(new)
                 else:
-                    out.append("%" + piece[:2])
+                    raise InvalidTarget(rule, comp, pos, f"escaped slash %{piece[:2]} in the path")
                 rest, rest_pos = piece[2:], pos + 3
-            if clean(rest):
-                out.append(rest)
-            elif len(rest) == 1 and rest in self.single:
-                edits.repair("encode-unsafe", comp, rest_pos, f"character {rest!r} not allowed")
-                edits.add("encode-unsafe", comp, rest_pos, rest_pos + 1, rest, self.single[rest])
-                out.append(self.single[rest])
-            else:
-                out.append(self._unsafe(rest, rest_pos, edits))
+            if rest:
+                if clean(rest):
+                    out.append(rest)
+                elif rest in single:
+                    edits.repair("encode-unsafe", comp, rest_pos, f"character {rest!r} not allowed")
+                    add("encode-unsafe", comp, rest_pos, rest_pos + 1, rest, single[rest])
+                    out.append(single[rest])
+                else:
+                    out.append(self._unsafe(rest, rest_pos, edits))
             pos += 1 + len(piece)
         return "".join(out)
 
@@ -316,7 +303,6 @@ def ip_literal(host: str) -> re.Match[str] | None:
     return m
 
 
-_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 _HOST_LETTERS = re.compile(r"%[0-9A-Fa-f]{2}|(?P<upper>[A-Z]+)")
 _LDH = re.compile(r"[A-Za-z0-9.\-]*").fullmatch  # RFC 1034 §3.5 letters, digits, hyphens
 
@@ -327,7 +313,7 @@ def lowercase_host(host: str, start: int, edits: Edits) -> str:
     IDNA's or its escapes' business), and never an escape's hex digits (uppercase-escape's, §2.1).
     """
     if _LDH(host):  # the common case: one edit for the whole name
-        lower = host.translate(_ASCII_LOWER)
+        lower = host.lower()  # ASCII only, as _LDH matched: str.lower's fast path
         if lower != host:
             edits.add("lowercase-host", "host", start, start + len(host), host, lower)
         return lower
@@ -403,9 +389,15 @@ def parse_ipv4(host: str) -> str | None:
     return ".".join(str((value >> s) & 255) for s in (24, 16, 8, 0))
 
 
+_DIGITS = frozenset("0123456789")
+
+
 def ends_in_number(host: str) -> bool:
+    """The WHATWG host parser's "ends in a number" check: a last label of digits, or "0x"…"""
     last = host.rstrip(".").rpartition(".")[2]
-    return last.isascii() and (last.isdigit() or last[:2].lower() == "0x")
+    if last[:1] not in _DIGITS:  # most names end in letters: one set test
+        return False
+    return last.isascii() and (last.isdigit() or (last[0] == "0" and last[1:2] in ("x", "X")))
 
 
 # --- Path.

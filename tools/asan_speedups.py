@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import itertools
 import json
 import os
@@ -52,6 +53,7 @@ SOURCE = ROOT / "core" / "_speedups.c"
 DATA = ROOT / "tests" / "data"
 SHARED = ROOT.parent / "shared" / "data"
 SKIP = 77
+SHOWN = 50  # mismatches printed in full; all are counted
 CHILD_ENV = "URLSAN_ASAN_CHILD"  # path of the sanitized .so, set by the parent for the child
 
 
@@ -337,11 +339,77 @@ def random_targets(rng: random.Random) -> Iterator[str]:
             yield "".join(chr(rng.randrange(0x110000)) for _ in range(rng.randrange(20)))
 
 
+class Differential:
+    """Each twin Result against the reference; every mismatch counted, the first SHOWN kept."""
+
+    def __init__(self, twin: Any, policies: list[Any]) -> None:
+        from urlsan.core.accel import twin_flags
+        from urlsan.core.policy import QUERY_RULES
+
+        self.twin = twin
+        self.policies = policies
+        self.flags = {id(p): twin_flags(p) for p in policies}
+        # The twin runs the character and structural rules; the query rules (QUERY_RULES) run
+        # after it in Python (canonical.py), so the raw twin answers as the reference does
+        # without them, and canonicalize (twin, then query rules) as it does with them.
+        self.alone = {id(p): dataclasses.replace(p, rules=p.rules - QUERY_RULES) for p in policies}
+        self.query_rules = QUERY_RULES
+        self.counts = {"calls": 0, "handled": 0, "mismatches": 0}
+        self.shown: list[str] = []
+
+    def __call__(
+        self, target: str, chosen: list[Any] | None = None, forms: tuple[str, ...] = FORMS
+    ) -> None:
+        from urlsan.core.canonical import canonicalize, canonicalize_python
+
+        counts = self.counts
+        for policy in self.policies if chosen is None else chosen:
+            for form in forms:
+                got = self.twin(target, self.flags[id(policy)], form)
+                counts["calls"] += 1
+                if got is None:
+                    continue
+                counts["handled"] += 1
+                expected = outcome(canonicalize_python, target, self.alone[id(policy)], form)
+                if got != expected:
+                    self.mismatch("twin", target, policy, form, got, expected)
+                if policy.rules & self.query_rules:
+                    whole = outcome(canonicalize, target, policy, form)
+                    reference = outcome(canonicalize_python, target, policy, form)
+                    if whole != reference:
+                        self.mismatch("canonicalize", target, policy, form, whole, reference)
+
+    def mismatch(self, what: str, target: str, policy: Any, form: str, got: Any, exp: Any) -> None:
+        self.counts["mismatches"] += 1
+        if len(self.shown) < SHOWN:
+            shown = f"{what}: {target[:200]!r} {policy!r} {form}"
+            self.shown.append(f"{shown}:\n  got      {got!r}\n  expected {exp!r}"[:4000])
+
+    def report(self) -> int:
+        """Print the mismatches kept and the count of all; 1 if there was any."""
+        for m in self.shown:
+            print("MISMATCH", m)
+        total = self.counts["mismatches"]
+        if total > len(self.shown):
+            print(f"[asan] {total} mismatches in all; the first {len(self.shown)} are shown above")
+        print(f"[asan] done: {self.counts}, {total} mismatches, no ASan abort")
+        return 1 if total else 0
+
+
+def outcome(func: Any, target: str, policy: Any, form: str) -> object:
+    """The Result, or an InvalidTarget as a comparable value."""
+    from urlsan.core import InvalidTarget
+
+    try:
+        return func(target, policy, form=form)
+    except InvalidTarget as e:
+        return ("InvalidTarget", e.rule, e.component, e.offset, e.message)
+
+
 def child(path: str, args: argparse.Namespace) -> int:
     module = load_sanitized(path)
-    from urlsan.core import InvalidTarget, Policy, compiled
+    from urlsan.core import Policy, compiled
     from urlsan.core.accel import twin_flags
-    from urlsan.core.canonical import canonicalize_python
     from urlsan.core.policy import PROFILES, REQUIRED_RULES
 
     assert compiled.twin is module.canonicalize, "compiled.py did not pick the sanitized module"
@@ -357,26 +425,8 @@ def child(path: str, args: argparse.Namespace) -> int:
     ):
         policies.append(Policy().with_rules(spec))
     policies = [p for p in policies if twin_flags(p) >= 0]
-    counts = {"calls": 0, "handled": 0}
-    mismatches: list[str] = []
-
-    def differential(
-        target: str, chosen: list[Policy] = policies, forms: tuple[str, ...] = FORMS
-    ) -> None:
-        for policy in chosen:
-            for form in forms:
-                got = twin(target, twin_flags(policy), form)
-                counts["calls"] += 1
-                if got is None:
-                    continue
-                counts["handled"] += 1
-                try:
-                    expected: object = canonicalize_python(target, policy, form=form)
-                except InvalidTarget as e:
-                    expected = e
-                if got != expected and len(mismatches) < 50:
-                    shown = f"{target[:200]!r} {policy!r} {form}"
-                    mismatches.append(f"{shown}: {got!r} != {expected!r}")
+    differential = Differential(twin, policies)
+    counts = differential.counts
 
     def step(name: str) -> None:
         print(f"[asan] {time.monotonic() - t0:6.0f} s  {name}: {counts}", flush=True)
@@ -434,10 +484,7 @@ def child(path: str, args: argparse.Namespace) -> int:
             differential(next(targets))
     step("random")
 
-    for m in mismatches:
-        print("MISMATCH", m)
-    print(f"[asan] done: {counts}, {len(mismatches)} mismatches, no ASan abort")
-    return 1 if mismatches else 0
+    return differential.report()
 
 
 def data_inputs() -> Iterator[str]:

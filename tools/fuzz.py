@@ -35,6 +35,11 @@ FAMILIES = {
     "non-ascii": lambda n: "/" + "é" * n,
     "raw-bytes": lambda n: "/" + "\udcff" * n,
     "controls": lambda n: "/" + "\x01" * n,
+    # Issue #13: rewrites that alternate rules (one edit each), and escapes that raise findings.
+    "control-percent": lambda n: "/" + "\x01%" * (n // 2),
+    "nul-escapes": lambda n: "/" + "%00" * (n // 3),
+    "nul-cr-escapes": lambda n: "/" + "%00%0d" * (n // 6),
+    "escape-run": lambda n: "/" + "%41" * (n // 3),
     "query-pairs": lambda n: "/?" + "a=1&" * (n // 4),
     "query-amps": lambda n: "/?" + "&" * n,
     "fragment": lambda n: "/#" + "#?" * (n // 2),

@@ -400,3 +400,81 @@ FUNKY_IPV4 = json.loads(
 @pytest.mark.parametrize(("host", "expected"), sorted(FUNKY_IPV4.items()))
 def test_parse_ipv4_urlcanon(host: str, expected: str | None) -> None:
     assert rules.parse_ipv4(host) == expected
+
+
+# --- Runs of edits (issue #13): adjacent rewrites by one rule in one component are one Edit.
+
+
+def test_edits_merge_adjacent_rewrites_of_one_rule() -> None:
+    edits = rules.Edits(False)
+    edits.add("encode-unsafe", "path", 1, 2, " ", "%20")
+    edits.add("encode-unsafe", "path", 2, 3, "<", "%3C")
+    edits.add("encode-unsafe", "query", 3, 4, ">", "%3E")  # another component
+    edits.add("encode-non-ascii", "query", 4, 5, "é", "%C3%A9")  # another rule
+    edits.add("encode-non-ascii", "query", 6, 7, "é", "%C3%A9")  # not adjacent
+    assert len(edits) == 4
+    assert edits.starts == [1, 3, 4, 6]
+    frozen = edits.freeze()
+    assert [tuple(e) for e in frozen] == [
+        ("encode-unsafe", "path", 1, 3, " <", "%20%3C"),
+        ("encode-unsafe", "query", 3, 4, ">", "%3E"),
+        ("encode-non-ascii", "query", 4, 5, "é", "%C3%A9"),
+        ("encode-non-ascii", "query", 6, 7, "é", "%C3%A9"),
+    ]
+    assert edits.freeze() == frozen  # freezing twice changes nothing
+
+
+@pytest.mark.parametrize(
+    ("unit", "rule", "after"),
+    [
+        ("%", "encode-stray-percent", "%25"),
+        ("%41", "decode-unreserved", "A"),
+        ("%3c", "uppercase-escape", "%3C"),
+        ("é", "encode-non-ascii", "%C3%A9"),
+        ("\udcff", "encode-non-ascii", "%FF"),
+        ("\x01", "encode-unsafe", "%01"),
+        (" <", "encode-unsafe", "%20%3C"),
+    ],
+)
+@pytest.mark.parametrize("component", ["path", "query", "fragment"])
+def test_a_run_of_one_rule_is_one_edit(unit: str, rule: str, after: str, component: str) -> None:
+    head = {"path": "/x", "query": "/x?", "fragment": "/x#"}[component]
+    target = head + unit * 1000 + "y"
+    r = canonicalize(target)
+    assert r.url == head + after * 1000 + "y"
+    assert [(e.rule, e.component) for e in r.edits] == [(rule, component)]
+    (edit,) = r.edits
+    assert (edit.start, edit.end) == (len(head), len(head) + len(unit) * 1000)
+    assert target[edit.start : edit.end] == edit.before  # the offsets map back into the input
+    assert edit.after == after * 1000
+
+
+def test_runs_of_different_rules_stay_apart() -> None:
+    """Each rewrite is still said, with its own rule: alternating rules make one edit each."""
+    target = "/" + "\x01%" * 3 + "%00%0d" * 2
+    r = canonicalize(target)
+    assert r.url == "/" + "%01%25" * 3 + "%00%0D" * 2
+    assert [(e.rule, e.start, e.end, e.before, e.after) for e in r.edits] == [
+        ("encode-unsafe", 1, 2, "\x01", "%01"),
+        ("encode-stray-percent", 2, 3, "%", "%25"),
+        ("encode-unsafe", 3, 4, "\x01", "%01"),
+        ("encode-stray-percent", 4, 5, "%", "%25"),
+        ("encode-unsafe", 5, 6, "\x01", "%01"),
+        ("encode-stray-percent", 6, 7, "%", "%25"),
+        ("uppercase-escape", 10, 13, "%0d", "%0D"),  # "%00" between: no edit, not adjacent
+        ("uppercase-escape", 16, 19, "%0d", "%0D"),
+    ]
+    for edit in r.edits:
+        assert target[edit.start : edit.end] == edit.before
+
+
+@pytest.mark.parametrize("component", ["userinfo", "host", "path", "query", "fragment"])
+def test_canonical_escapes_leave_text_untouched(component: str) -> None:
+    """The scanner's first test, one fullmatch, lets canonical escapes through ("%00", "%20")."""
+    scanner = rules.scanner(component)
+    text = "a%00%20%2F%C3%A9%25b"
+    edits = rules.Edits(False)
+    assert scanner.scan(text, 0, edits) is text
+    assert not edits.freeze()
+    for changed in ("%41", "%2f", "%", "%zz", "é", " "):
+        assert not scanner.clean(text + changed)

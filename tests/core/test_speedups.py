@@ -1,7 +1,8 @@
 """The compiled twin (core/_speedups.c) against the pure-Python reference.
 
 What a user relies on: for every target,
-``_speedups.canonicalize(target, twin_flags(policy), form)`` is either None (not a target the twin handles) or exactly the `Result` that
+``_speedups.canonicalize(target, twin_flags(policy), form)`` is either None (not a target the
+twin handles) or exactly the `Result` that
 ``canonicalize_python(target, policy, form=form)`` returns: the same URL, edits and findings, of
 the same types.  The query rules (policy.QUERY_RULES) are the exception: canonical.py runs them
 on the twin's result, so the twin alone answers as the reference does with them off.  It never
@@ -400,31 +401,41 @@ ENGAGES = [
     "/%e9%E9",
     "http://a-b.c-d.e1/f",
     "/a/b/c",
+    # escapes the reference reports as findings, with the findings (issue #13)
+    "/%2e%2e/",
+    "/a/%2E./b/.%2e;x/%2e",
+    "http://h/a%2Fb",
+    "/a%2fb",
+    "/a%5Cb",
+    "/a%25",
+    "/a?%2541",
+    "/%00",
+    "/a%0d%0a?%0A#%0D",
+    "/%c0%af%C1%80%e0%80%af%f0%80%80%af",
+    "/\udcc0\udc80?\udcc1\udcbf",
+    "/%u0041?%U00e9#%u",
+    "/a\\b\\",
+    "/a?b\\c",
+    # hosts: "_" (RFC 3986 §3.2.2 unreserved), a dotted-decimal IPv4 address
+    "http://h_h/",
+    "http://A_b_C.Example_X.com:0080/",
+    "http://127.0.0.1/",
+    "http://255.255.255.255:8080/a",
 ]
 DECLINES = [
     "http://user@h/",
     "http://u:p@h/",
     "http://[::1]/",
     "http://[v1.x]/",
-    "http://127.0.0.1/",
     "http://0x7f.1/",
     "http://2130706433/",
+    "http://127.0.0.01/",
+    "http://127.1/",
+    "http://1.2.3.256/",
+    "http://a_b.1/",
     "http://bücher.ch/",
     "http://xn--bcher-kva.ch%41/",
     "http://h./",
-    "http://h_h/",
-    "http://h/a%2Fb",
-    "/a%2fb",
-    "/a%5Cb",
-    "/%2e%2e/",
-    "/a%25",
-    "/a?%2541",
-    "/%00",
-    "/a%0d%0a",
-    "/%c0%af",
-    "/%u0041",
-    "/a\\b",
-    "/a?b\\c",
     "//a",
     "//a/b",
     "ftp://h/",
@@ -457,12 +468,15 @@ def test_twin_engages(target: str) -> None:
         ("http://h//a", Policy().with_rules("+merge-slashes")),
         ("/a//b", Policy().with_rules("+merge-slashes")),
         ("/a/..//b", Policy()),  # origin-form "//b" after dot removal needs the "/." guard
+        ("/a\\b", Policy().with_rules("+backslash-as-slash")),
+        ("/a%2Fb", Policy().with_rules("+decode-escaped-slash")),
+        ("/a%5cb", Policy().with_rules("+reject-escaped-slash")),
     ],
 )
 def test_twin_declines_under_policy(target: str, policy: Policy) -> None:
     assert compiled.twin is not None
     assert compiled.twin(target, twin_flags(policy), "auto") is None
-    assert canonicalize(target, policy) == canonicalize_python(target, policy)
+    check_canonicalize(target, policy, "auto")
 
 
 CRAWLER = Policy.profile("crawler")
@@ -488,6 +502,23 @@ def test_query_rules_run_after_the_twin(target: str, policy: Policy, url: str) -
     result = canonicalize(target, policy)
     assert result == canonicalize_python(target, policy)
     assert result.url == url
+
+
+@needs_twin
+def test_declined_says_why() -> None:
+    """bench/core.py's table of declines: the reason of the last call, None after a Result."""
+    assert compiled.twin is not None and compiled.declined is not None
+    flags = twin_flags(Policy())
+    for target, why in [
+        ("http://u@h/", "userinfo"),
+        ("http://[::1]/", "IP literal"),
+        ("http://0x7f.1/", "numeric host, not dotted-decimal"),
+        ("ftp://h/", "scheme without a default port"),
+    ]:
+        assert compiled.twin(target, flags, "auto") is None
+        assert compiled.declined() == why, target
+    assert compiled.twin("/a", flags, "auto") is not None
+    assert compiled.declined() is None
 
 
 @needs_twin
@@ -570,6 +601,7 @@ def test_twin_matches_reference_on_data_files(name: str) -> None:
 # --- long inputs: linear buffers, merged edits, counted findings
 
 UNITS = ["%", "../", "%41", "é", "\udcff", "a/", "./", "%7e", " ", "%%41", "😀", "..;/"]
+UNITS += ["%00", "\x01%", "%00%0d", "%2e%2E/", "%25", "%u0041", "%c0%af", "\\"]
 LONG = 100_000
 # The reference takes ~50 ms on such a target: a few policies, chosen to differ where it matters.
 LONG_POLICIES = [
