@@ -274,20 +274,7 @@ def lowercase_scheme(scheme: str, start: int, edits: Edits) -> str:
     return lower
 
 
-# RFC 3986 §3.2.2  IP-literal = "[" ( IPv6address / IPv6addrz / IPvFuture ) "]"
-#                  IPvFuture  = "v" 1*HEXDIG "." 1*( unreserved / sub-delims / ":" )
-# RFC 6874 §2      IPv6addrz  = IPv6address "%25" ZoneID
-#                  ZoneID     = 1*( unreserved / pct-encoded )
-# RFC 6874 §4 asks parsers to accept a bare "%" before the zone ID, as `ping` prints it
-# ("fe80::1%en0"): the ``percent`` group is then "%", which the driver repairs to "%25".  Only a
-# "%" that starts no escape is bare: "%00" is an escape, as everywhere else (encode-stray-percent).
-_IP_LITERAL = re.compile(
-    r"\[(?:(?P<future>[vV][0-9A-Fa-f]+\.["
-    + charsets.regex_class(charsets.UNRESERVED | charsets.SUB_DELIMS | {":"})
-    + r"]+)|(?P<address>[0-9A-Fa-f:.]++)(?:(?P<percent>%25|%(?![0-9A-Fa-f]{2}))(?P<zone>(?:["
-    + charsets.regex_class(charsets.UNRESERVED)
-    + r"]++|%[0-9A-Fa-f]{2})++))?)\]"
-)  # possessive runs: a megabyte of zone that fails at its end is not walked back character-wise
+_IP_LITERAL = re.compile(charsets.IP_LITERAL)  # its ABNF, RFC 6874's zone and why: charsets.py
 
 
 def ip_literal(host: str) -> re.Match[str] | None:
@@ -304,7 +291,7 @@ def ip_literal(host: str) -> re.Match[str] | None:
 
 
 _HOST_LETTERS = re.compile(r"%[0-9A-Fa-f]{2}|(?P<upper>[A-Z]+)")
-_LDH = re.compile(r"[A-Za-z0-9.\-]*").fullmatch  # RFC 1034 §3.5 letters, digits, hyphens
+_LDH = re.compile(charsets.LDH_NAME).fullmatch  # RFC 1034 §3.5 letters, digits, hyphens
 
 
 def lowercase_host(host: str, start: int, edits: Edits) -> str:
