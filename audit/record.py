@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from ..core import Edit, Finding
@@ -81,6 +82,18 @@ def rfc3339(seconds: float) -> str:
     whole = int(seconds // 1)
     millis = min(int((seconds - whole) * 1000), 999)
     return f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(whole))}.{millis:03d}Z"
+
+
+def parse_time(value: Any) -> datetime | None:
+    """An RFC 3339 / ISO 8601 time (a record's ``ts``, a HAR ``startedDateTime``) in UTC; a
+    time without a zone is taken as UTC; None for anything else."""
+    if not isinstance(value, str):
+        return None
+    try:
+        ts = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return ts.replace(tzinfo=UTC) if ts.tzinfo is None else ts.astimezone(UTC)
 
 
 def facts(

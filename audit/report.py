@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import IO, Any
 
-from .record import CHANGING
+from .record import CHANGING, parse_time
 
 _MALFORMED_SAMPLES = 5
 # Time buckets for the timeline, the smallest that gives at most _MAX_COLUMNS columns.  Up to a
@@ -142,7 +142,7 @@ class Summary:
                         "ts": _text(record.get("ts"), ""),
                     }
 
-        ts = _timestamp(record.get("ts"))
+        ts = parse_time(record.get("ts"))
         if ts is not None:
             wider = False
             if self.first is None or ts < self.first:
@@ -258,16 +258,6 @@ def _client_address(client: Any) -> str:
     if client.count(":") == 1:
         return client.split(":", 1)[0]
     return client  # a bare IPv6 address, or no port
-
-
-def _timestamp(value: Any) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        ts = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return ts.replace(tzinfo=UTC) if ts.tzinfo is None else ts.astimezone(UTC)
 
 
 def _iso(ts: datetime | None) -> str | None:

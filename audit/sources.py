@@ -20,10 +20,10 @@ import json
 import re
 import sys
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone
 from typing import IO, Any, BinaryIO, NamedTuple, cast
 
-from .record import address
+from .record import address, parse_time
 
 FORMATS = ("flows", "har", "access-log")
 FLOWS_NEED = "reading mitmproxy flow files needs mitmproxy: pip install 'urlsan[proxy]'"
@@ -167,16 +167,6 @@ def _split_url(url: str) -> tuple[str, str | None, str]:
     return scheme.lower(), authority or None, target
 
 
-def _har_time(value: Any) -> float | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        ts = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return (ts if ts.tzinfo else ts.replace(tzinfo=UTC)).timestamp()
-
-
 def read_har(stream: IO[bytes], name: str) -> Iterator[Item]:
     """The entries of a HAR file (one JSON document: read whole, as every HAR tool does)."""
     try:
@@ -211,7 +201,7 @@ def read_har(stream: IO[bytes], name: str) -> Iterator[Item]:
             None,
         )
         yield Request(
-            ts=_har_time(entry.get("startedDateTime")),
+            ts=_epoch(parse_time(entry.get("startedDateTime"))),
             client="",  # HAR records the server's address, never the client's
             method=method,
             scheme=scheme,
@@ -316,3 +306,7 @@ def read_access_log(stream: IO[bytes], name: str) -> Iterator[Item]:
             http_version=version,
             where=where,
         )
+
+
+def _epoch(ts: datetime | None) -> float | None:
+    return None if ts is None else ts.timestamp()
