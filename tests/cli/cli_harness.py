@@ -51,7 +51,8 @@ URLSAN = [sys.executable, "-m", "urlsan"]
 
 
 def worker_pids(pid: int) -> list[int]:
-    """The ids of the worker processes (multiprocessing's spawned children) of process ``pid``."""
+    """The ids of the worker processes of process ``pid``: its children (forked ones on Linux,
+    spawned elsewhere), less multiprocessing's resource tracker."""
     found = []
     for task in Path(f"/proc/{pid}/task").glob("*"):
         try:
@@ -63,6 +64,6 @@ def worker_pids(pid: int) -> list[int]:
                 cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
             except OSError:
                 continue
-            if b"spawn_main" in cmdline:
+            if b"resource_tracker" not in cmdline:
                 found.append(int(child))
     return found
