@@ -22,7 +22,6 @@ import functools
 import json
 import logging
 import multiprocessing
-import re
 import time
 from collections import Counter
 from collections.abc import Coroutine, Sequence
@@ -37,9 +36,9 @@ from ..audit import record as audit_record
 from ..audit.log import AuditLog
 from ..audit.record import MAX_EDITS, MAX_TEXT
 from ..audit.redact import DEFAULT_REDACT, Redactor
-from ..core import Edit, Finding, InvalidTarget, Policy, canonicalize_authority
+from ..core import Edit, Finding, InvalidTarget, Policy
 from .signed import detect_signature, may_carry_signature
-from .target import Checked, check_target, lower_priority, wire_safe
+from .target import Checked, check_host, check_target, lower_priority, wire_safe
 
 logger = logging.getLogger(__name__)
 
@@ -51,10 +50,6 @@ MAX_TARGET = 1024 * 1024  # urlsan_max_target's default, bytes
 TOO_LONG = "urlsan_max_target"  # rejected_by, for a target refused for its length alone
 
 _MARKS = {"rejected": ":no_entry:", "skipped-signed": ":warning:", "skipped-oversize": ":warning:"}
-_HOST_CACHE_SIZE = 1024
-# A Host header or authority that is more than host[:port] (userinfo, a path, a query, spaces) is
-# mitmproxy's to refuse, not ours to repair: it is left alone.
-_NOT_BARE = re.compile(r"[/?#@\s]")
 _LOGGED_TARGET = 200  # bytes of a target quoted in an error message
 
 
@@ -188,7 +183,6 @@ class UrlSanitizer:
         self.rules: Counter[str] = Counter()
         self.errors = 0
         self.log_lost = 0  # audit records lost to write failures (reported by AuditLog, once)
-        self._hosts: dict[tuple[str, str, bool], tuple[str, tuple[Edit, ...]]] = {}
         self._workers: ProcessPoolExecutor | None = None  # for targets over urlsan_max_inline
 
     def load(self, loader: Any) -> None:
@@ -310,7 +304,6 @@ class UrlSanitizer:
                 raise exceptions.OptionsError(  # type: ignore[no-untyped-call]
                     f"Cannot parse urlsan options: {e}"
                 ) from e
-            self._hosts = {}
             if self.log:
                 self.log.redactor = self.settings.redactor
         if "urlsan_log" in updated:
@@ -551,19 +544,7 @@ class UrlSanitizer:
         """
         if not value:
             return None, ()
-        key = (scheme, value, policy.strict)
-        cached = self._hosts.get(key)
-        if cached is None:
-            cached = (value, ())
-            if not _NOT_BARE.search(value):
-                result = canonicalize_authority(value, policy, scheme=scheme)
-                canonical = result.url
-                if canonical != value and wire_safe(canonical.encode("ascii", "replace")):
-                    cached = (canonical, result.edits)
-            if len(self._hosts) >= _HOST_CACHE_SIZE:
-                self._hosts.clear()
-            self._hosts[key] = cached
-        canonical, edits = cached
+        canonical, edits = check_host(value, scheme, policy)
         return (None if canonical == value else canonical), edits
 
     def _apply(self, flow: http.HTTPFlow, outcome: Outcome) -> None:

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
+from functools import lru_cache
 from typing import NamedTuple
 
 from ..audit.record import MAX_EDITS
-from ..core import Edit, Finding, InvalidTarget, Policy, canonicalize
+from ..core import Edit, Finding, InvalidTarget, Policy, canonicalize, canonicalize_authority
 
 # RFC 9112 §3.2: every request-target we assign must be visible ASCII only.  mitmproxy writes
 # whatever bytes it is given into the request line, so a canonical target that failed this check
@@ -28,6 +30,25 @@ def wire_safe(data: bytes) -> bool:
     ``translate`` deletes them in one pass: several times faster than a regex on a megabyte.
     """
     return bool(data) and not data.translate(None, _VISIBLE)
+
+
+# A Host header or authority that is more than host[:port] (userinfo, a path, a query, spaces) is
+# mitmproxy's to refuse, not ours to repair: it is left alone.
+_NOT_BARE = re.compile(r"[/?#@\s]")
+
+
+@lru_cache(maxsize=1024)
+def check_host(value: str, scheme: str, policy: Policy) -> tuple[str, tuple[Edit, ...]]:
+    """The canonical form of a Host header or authority and its edits (offsets into ``value``):
+    ``value`` itself when it is not a bare host[:port], or when its canonical form would not be
+    wire-safe.  Cached: a proxy sees the same few hosts over and over.  A strict ``policy``
+    raises `InvalidTarget` (never cached)."""
+    if not _NOT_BARE.search(value):
+        result = canonicalize_authority(value, policy, scheme=scheme)
+        canonical = result.url
+        if canonical != value and wire_safe(canonical.encode("ascii", "replace")):
+            return canonical, result.edits
+    return value, ()
 
 
 class Checked(NamedTuple):

@@ -16,11 +16,13 @@ from collections.abc import Callable
 from typing import IO, Any, cast
 
 from ..addon.signed import detect_signature, may_carry_signature
+from ..addon.target import check_host
 from ..audit import record, sources
 from ..audit.redact import DEFAULT_REDACT, Redactor
-from ..core import Edit, InvalidTarget, Policy, Result, canonicalize, canonicalize_authority
+from ..core import Edit, InvalidTarget, Policy, Result, canonicalize
 from ..core.policy import PROFILES
 from .batch import Progress, input_size, open_output
+from .canon import make_policy
 from .status import EXIT_BAD_LINES, EXIT_OK, EXIT_WRITE_ERROR, OutputError, UsageError
 
 _EXAMPLES = 5  # unreadable entries shown by place; the others only counted
@@ -87,36 +89,19 @@ def _isatty(stream: IO[str]) -> bool:
         return False
 
 
-def _policy(profile: str, rules: str) -> Policy:
-    """The proxy's policy for these options: strip-fragment is on unless switched off."""
-    try:
-        policy = Policy.profile(profile).with_rules("+strip-fragment")
-        return policy.with_rules(rules) if rules else policy
-    except ValueError as e:
-        raise UsageError(str(e)) from None
-
-
 class Auditor:
     """Decides, as the proxy's audit mode does, what to record for one request."""
 
     def __init__(self, policy: Policy, redactor: Redactor | None = None) -> None:
         self.policy = policy
         self.redactor = redactor or Redactor.of(DEFAULT_REDACT)
-        self._hosts: dict[tuple[str, str], tuple[str, tuple[Edit, ...]]] = {}
 
     def authority(self, scheme: str, value: str | None) -> tuple[str | None, tuple[Edit, ...]]:
-        """The canonical Host (None if unchanged) and its edits, offsets into ``value``."""
+        """The canonical Host (None if unchanged) and its edits, offsets into ``value``: as the
+        addon does it (`check_host`)."""
         if not value:
             return None, ()
-        key = (scheme, value)
-        cached = self._hosts.get(key)
-        if cached is None:
-            result = canonicalize_authority(value, self.policy, scheme=scheme or "http")
-            cached = (result.url, result.edits)
-            if len(self._hosts) >= 1024:
-                self._hosts.clear()
-            self._hosts[key] = cached
-        canonical, edits = cached
+        canonical, edits = check_host(value, scheme or "http", self.policy)
         return (None if canonical == value else canonical), edits
 
     def check(self, request: sources.Request) -> dict[str, Any] | None:
@@ -268,7 +253,9 @@ def _audit_file(
 
 def cmd_audit(args: argparse.Namespace) -> int:
     names = DEFAULT_REDACT if args.redact is None else args.redact.split(",")
-    auditor = Auditor(_policy(args.profile, args.rules), Redactor.of(names))
+    # As the proxy: strip-fragment is on unless the rules switch it off.
+    rules = ",".join(filter(None, ("+strip-fragment", args.rules)))
+    auditor = Auditor(make_policy(args.profile, rules), Redactor.of(names))
     # Every input is opened (and its format found) before anything is written.
     opened = [(path, *_open(path, args.format)) for path in args.files]
     out = _Output(args.output)

@@ -116,7 +116,7 @@ def _after_twin(result: Result, policy: Policy, sent_to: str | None) -> Result |
     in the output alike (a raw "?" in the path is escaped, and the authority has none).
     """
     url, target = result.url, result.input
-    host = query.host_of(url) if url[:1] != "/" else (sent_to or "").lower() or None
+    host = sent_to if url[:1] == "/" else split(url, "absolute").host[0]
     if ";" in target and policy.param_tests(host).path is not None:
         return None
     qmark, hash_ = url.find("?"), url.find("#")
@@ -127,11 +127,8 @@ def _after_twin(result: Result, policy: Policy, sent_to: str | None) -> Result |
     part = _Part(target[start:].partition("#")[0], start)
     part.host = host
     c = _Canonicalizer(policy, target)
-    text: str | None = url[qmark + 1 : end]
-    for handler in c.steps["query"][1:]:  # after the characters step, which the twin ran
-        text = handler(c, text, part)  # type: ignore[arg-type]
-        if text is None:
-            break
+    # The steps after the characters step, which the twin ran.
+    text = c.run_steps(c.steps["query"][1:], url[qmark + 1 : end], part)
     if not c.edits.starts:  # each step records an edit exactly when it changes the query
         return result
     url = url[:qmark] + ("" if text is None else "?" + text) + url[end:]
@@ -181,7 +178,7 @@ class _Canonicalizer:
 
     def __init__(self, policy: Policy, target: str, sent_to: str | None = None) -> None:
         self.policy = policy
-        self.sent_to = sent_to.lower() if sent_to else None  # the Host of an origin-form target
+        self.sent_to = sent_to  # the Host of an origin-form target (params.py lowercases hosts)
         self.on = on = policy.rules.__contains__
         self.target = target
         self.edits = rules.Edits(policy.strict)
@@ -203,8 +200,11 @@ class _Canonicalizer:
 
     def walk(self, component: str, text: str, part: _Part) -> str | None:
         """Run ``component``'s steps in pipeline order; None: the component is dropped."""
+        return self.run_steps(self.steps[component], text, part)
+
+    def run_steps(self, handlers: tuple[_Handler, ...], text: str, part: _Part) -> str | None:
         out: str | None = text
-        for handler in self.steps[component]:
+        for handler in handlers:
             out = handler(self, out, part)  # type: ignore[arg-type]
             if out is None:
                 return None

@@ -65,19 +65,6 @@ def path_params(drops: NameTest, edits: Edits, text: str, start: int, raw: str) 
     return kept
 
 
-def host_of(url: str) -> str | None:
-    """The host of a twin's output: origin-form has none, else scheme://[userinfo@]host[:port]."""
-    if url[:1] == "/":
-        return None
-    authority = url[url.index("//") + 2 :]
-    for c in "/?#":
-        authority = authority.partition(c)[0]
-    host = authority.rpartition("@")[2]
-    if host[:1] == "[":
-        return host.partition("]")[0] + "]"
-    return host.partition(":")[0]
-
-
 def merged(old: tuple[Edit, ...], new: tuple[Edit, ...]) -> tuple[Edit, ...]:
     """The twin's edits with the query rules' ones where the driver puts them: after the
     query's own edits, before the fragment's."""
@@ -87,4 +74,4 @@ def merged(old: tuple[Edit, ...], new: tuple[Edit, ...]) -> tuple[Edit, ...]:
     return old[:n] + new + old[n:]
 
 
-__all__ = ["drop", "drop_empty", "host_of", "merged", "name", "path_params", "sort"]
+__all__ = ["drop", "drop_empty", "merged", "name", "path_params", "sort"]

@@ -429,10 +429,3 @@ def remove_dot_segments_relative(path: str) -> str:
 
 def merge_slashes(path: str) -> str:
     return re.sub(r"//+", "/", path)
-
-
-# --- Query.
-
-
-def query_name(pair: str) -> str:
-    return pair.partition("=")[0]
