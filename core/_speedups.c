@@ -22,6 +22,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stddef.h>
 #include <string.h>
 
 /* ---- rule, component and finding names, in the spelling of policy.RULES */
@@ -29,27 +30,28 @@
 enum {
     R_LOWER_SCHEME, R_LOWER_HOST, R_DROP_EMPTY_PORT, R_STRIP_PORT_ZEROS, R_DROP_DEFAULT_PORT,
     R_DECODE, R_UPPER, R_STRAY, R_UNSAFE, R_NON_ASCII, R_DOTS, R_EMPTY_PATH, R_STRIP_FRAGMENT,
-    R_COUNT
+    R_STRIP_DOT, R_NUMERIC_HOST, R_COUNT
 };
 static const char *const RULE_NAMES[R_COUNT] = {
     "lowercase-scheme", "lowercase-host", "drop-empty-port", "strip-port-zeros",
     "drop-default-port", "decode-unreserved", "uppercase-escape", "encode-stray-percent",
     "encode-unsafe", "encode-non-ascii", "remove-dot-segments", "empty-path", "strip-fragment",
+    "strip-host-dot", "numeric-host",
 };
 
-enum { C_SCHEME, C_HOST, C_PORT, C_PATH, C_QUERY, C_FRAGMENT, C_COUNT };
+enum { C_SCHEME, C_USERINFO, C_HOST, C_PORT, C_PATH, C_QUERY, C_FRAGMENT, C_COUNT };
 static const char *const COMPONENT_NAMES[C_COUNT] = {
-    "scheme", "host", "port", "path", "query", "fragment",
+    "scheme", "userinfo", "host", "port", "path", "query", "fragment",
 };
 
 enum {
     F_DOT, F_ENCODED_DOT, F_ABOVE_ROOT, F_PARAM_DOTDOT, F_ESCAPED_SLASH, F_BACKSLASH, F_DOUBLE,
-    F_PERCENT_U, F_NUL, F_CRLF, F_OVERLONG, F_COUNT
+    F_PERCENT_U, F_NUL, F_CRLF, F_OVERLONG, F_NUMERIC_HOST, F_USERINFO, F_COUNT
 };
 static const char *const FINDING_NAMES[F_COUNT] = {
     "dot-segment", "encoded-dot-segment", "dot-segment-above-root", "path-parameter-dotdot",
     "escaped-slash", "backslash", "double-encoding", "percent-u", "nul-escape", "crlf-escape",
-    "overlong-utf8",
+    "overlong-utf8", "numeric-host", "userinfo",
 };
 
 /* Policy switches: canonical.py derives a policy's flags from FLAGS (exported below).  Rules
@@ -70,6 +72,8 @@ static const char *const FINDING_NAMES[F_COUNT] = {
 #define FL_MERGE_SLASHES (1 << 10)
 #define FL_UNRESERVED_2396 (1 << 11)
 #define FL_SLASH_RULES (1 << 12) /* a rule on backslashes or escaped slashes: those go to Python */
+#define FL_STRIP_DOT (1 << 13)
+#define FL_NUMERIC_HOST (1 << 14)
 
 static const struct {
     const char *rule;
@@ -96,8 +100,8 @@ static const struct {
     {"drop-empty-query", 0},
     /* no bit: they cannot act on a target this twin accepts */
     {"idna-host", 0},
-    {"strip-host-dot", 0},
-    {"numeric-host", 0},
+    {"strip-host-dot", FL_STRIP_DOT},
+    {"numeric-host", FL_NUMERIC_HOST},
     {"encode-stray-percent", 0},
     {"encode-unsafe", 0},
     {"encode-non-ascii", 0},
@@ -116,11 +120,19 @@ static struct {
     PyObject *port;
 } schemes[SCHEMES_MAX];
 static int nschemes;
-static PyObject *empty_str, *colon_str, *slash_str;
+static PyObject *empty_str, *colon_str, *slash_str, *user_str, *password_str;
 
 static unsigned char allowed_path[128], allowed_query[128], allowed_fragment[128];
+static unsigned char allowed_userinfo[128], allowed_host[128];
 static unsigned char unreserved[128], unreserved_2396[128];
 static int ready;
+
+/* result.FOLD_AFTER and pipeline.RULES's order, from setup(): a component's character edits
+ * after its first fold_after fold into its last; a folded edit's rule names its rules in that
+ * order, joined by "+", made once per set of rules (folded_str, by its R_ bits). */
+static Py_ssize_t fold_after = PY_SSIZE_T_MAX;
+static int rule_rank[R_COUNT];
+static PyObject *folded_str; /* dict: R_ bits -> name */
 
 static const char HEX[] = "0123456789ABCDEF";
 
@@ -129,6 +141,7 @@ static const char HEX[] = "0123456789ABCDEF";
 typedef struct {
     char *p;
     Py_ssize_t n, cap;
+    char *stack; /* a caller's buffer that p starts as (most targets fit): not to be freed */
 } Buf;
 
 static int buf_reserve(Buf *b, Py_ssize_t extra) {
@@ -138,11 +151,21 @@ static int buf_reserve(Buf *b, Py_ssize_t extra) {
         if (cap > PY_SSIZE_T_MAX / 2) { PyErr_NoMemory(); return -1; }
         cap *= 2;
     }
-    char *p = PyMem_Realloc(b->p, (size_t)cap);
+    char *p;
+    if (b->p && b->p == b->stack) {
+        p = PyMem_Malloc((size_t)cap);
+        if (p) memcpy(p, b->p, (size_t)b->n);
+    } else {
+        p = PyMem_Realloc(b->p, (size_t)cap);
+    }
     if (!p) { PyErr_NoMemory(); return -1; }
     b->p = p;
     b->cap = cap;
     return 0;
+}
+
+static void buf_free(Buf *b) {
+    if (b->p != b->stack) PyMem_Free(b->p);
 }
 
 static inline int buf_put(Buf *b, const char *s, Py_ssize_t k) {
@@ -176,6 +199,8 @@ static inline int hexval(Py_UCS4 c) {
 
 typedef struct {
     int rule, component;
+    int chars;        /* a character rule's edit: it may fold (FOLD_AFTER), and take a fold */
+    unsigned rules;   /* the rules it holds, one bit per R_ value: several once folded */
     Py_ssize_t start, end;
     PyObject *before; /* owned; NULL: the input's text from start to end */
     PyObject *after;  /* owned; NULL until scan() ends: the output's bytes [a0, a0 + alen) */
@@ -185,6 +210,7 @@ typedef struct {
 typedef struct {
     int rule, component;
     Py_ssize_t offset, dstart, dend, count;
+    PyObject *detail; /* owned; NULL: the input's text from dstart to dend */
 } FindRec;
 
 typedef struct {
@@ -193,23 +219,34 @@ typedef struct {
     const void *data;
     Py_ssize_t len;
     int flags;
-    EditRec *edits;
+    EditRec *edits;          /* edits_here, until more are made */
     Py_ssize_t nedits, capedits;
-    FindRec findings[F_COUNT * 3]; /* per rule and component: path, query, fragment */
+    Py_ssize_t in_component; /* how many of the edits are the last one's component's */
+    FindRec findings[F_COUNT * C_COUNT]; /* one per rule and component, at most */
     int nfindings;
     Buf out;                 /* the canonical target, written component by component */
     Py_ssize_t pos;          /* where the next step reads the input */
     int origin;              /* origin-form (no scheme and authority) */
+    int authority;           /* authority-form: the target is all authority (RFC 9112 §3.2.3) */
     PyObject *default_port;  /* borrowed from schemes[] */
     const char *why;         /* why the target was declined */
+    /* Where short targets are made, without an allocation (nothing here is zeroed per call) */
+    EditRec edits_here[8];
+    char out_here[256];
 } State;
 
 #define CH(st, i) PyUnicode_READ((st)->kind, (st)->data, (i))
 
 static EditRec *new_edit(State *st) {
     if (st->nedits == st->capedits) {
-        Py_ssize_t cap = st->capedits ? st->capedits * 2 : 16;
-        EditRec *e = PyMem_Realloc(st->edits, (size_t)cap * sizeof(EditRec));
+        Py_ssize_t cap = st->capedits * 2;
+        EditRec *e;
+        if (st->edits == st->edits_here) {
+            e = PyMem_Malloc((size_t)cap * sizeof(EditRec));
+            if (e) memcpy(e, st->edits, (size_t)st->nedits * sizeof(EditRec));
+        } else {
+            e = PyMem_Realloc(st->edits, (size_t)cap * sizeof(EditRec));
+        }
         if (!e) { PyErr_NoMemory(); return NULL; }
         st->edits = e;
         st->capedits = cap;
@@ -219,26 +256,41 @@ static EditRec *new_edit(State *st) {
     return e;
 }
 
+static EditRec *add_edit(State *st, int rule, int component, Py_ssize_t start,
+                         Py_ssize_t end) {
+    EditRec *e = new_edit(st);
+    if (!e) return NULL;
+    st->in_component = st->nedits > 1 && e[-1].component == component ? st->in_component + 1 : 1;
+    e->rule = rule;
+    e->rules = 1u << rule;
+    e->component = component;
+    e->start = start;
+    e->end = end;
+    return e;
+}
+
 /* A character rule's edit: its text before is the input's own, its text after is what scan()
- * writes to its output from offset at on; merged into the last edit when that one is of the same
- * rule and component and ends where this one starts. */
+ * writes to its output from offset at on.  As rules.Edits records it (issue #13): merged into the
+ * last edit when that one is of the same rule and component and ends where this one starts; and
+ * once the component holds fold_after edits, folded into the last one whatever its rule, the
+ * untouched text between them included (scan() copies it unchanged to the output, so that the
+ * folded edit's text after is still one run of the output). */
 static int char_edit(State *st, int rule, int component, Py_ssize_t start, Py_ssize_t end,
                      Py_ssize_t at, Py_ssize_t alen) {
     if (st->nedits) {
         EditRec *last = &st->edits[st->nedits - 1];
-        if (last->end == start && last->rule == rule && last->component == component &&
-            !last->before && !last->after) {
+        if (last->chars && !last->after && last->component == component &&
+            ((last->end == start && last->rules == 1u << rule) ||
+             (st->in_component >= fold_after && last->end <= start))) {
             last->end = end;
-            last->alen += alen;
+            last->alen = at + alen - last->a0;
+            last->rules |= 1u << rule;
             return 0;
         }
     }
-    EditRec *e = new_edit(st);
+    EditRec *e = add_edit(st, rule, component, start, end);
     if (!e) return -1;
-    e->rule = rule;
-    e->component = component;
-    e->start = start;
-    e->end = end;
+    e->chars = 1;
     e->a0 = at;
     e->alen = alen;
     return 0;
@@ -252,23 +304,19 @@ static int whole_edit(State *st, int rule, int component, Py_ssize_t start, Py_s
         Py_XDECREF(after);
         return -1;
     }
-    EditRec *e = new_edit(st);
+    EditRec *e = add_edit(st, rule, component, start, end);
     if (!e) { Py_XDECREF(before); Py_DECREF(after); return -1; }
-    e->rule = rule;
-    e->component = component;
-    e->start = start;
-    e->end = end;
     e->before = before;
     e->after = after;
     return 0;
 }
 
 /* findings.Findings.add: the first occurrence of each rule in each component, and a count. */
-static void add_finding(State *st, int rule, int component, Py_ssize_t offset, Py_ssize_t dstart,
-                        Py_ssize_t dend) {
+static FindRec *add_finding(State *st, int rule, int component, Py_ssize_t offset,
+                            Py_ssize_t dstart, Py_ssize_t dend) {
     for (int i = 0; i < st->nfindings; i++) {
         FindRec *f = &st->findings[i];
-        if (f->rule == rule && f->component == component) { f->count++; return; }
+        if (f->rule == rule && f->component == component) { f->count++; return NULL; }
     }
     FindRec *f = &st->findings[st->nfindings++];
     f->rule = rule;
@@ -277,6 +325,20 @@ static void add_finding(State *st, int rule, int component, Py_ssize_t offset, P
     f->dstart = dstart;
     f->dend = dend;
     f->count = 1;
+    f->detail = NULL;
+    return f;
+}
+
+/* The same, with a detail of its own (stolen; NULL: an exception). */
+static int add_finding_obj(State *st, int rule, int component, Py_ssize_t offset,
+                           PyObject *detail) {
+    if (!detail) return -1;
+    FindRec *f = add_finding(st, rule, component, offset, 0, 0);
+    if (f)
+        f->detail = detail;
+    else
+        Py_DECREF(detail);
+    return 0;
 }
 
 static void state_free(State *st) {
@@ -284,8 +346,9 @@ static void state_free(State *st) {
         Py_XDECREF(st->edits[i].before);
         Py_XDECREF(st->edits[i].after);
     }
-    PyMem_Free(st->edits);
-    PyMem_Free(st->out.p);
+    for (int i = 0; i < st->nfindings; i++) Py_XDECREF(st->findings[i].detail);
+    if (st->edits != st->edits_here) PyMem_Free(st->edits);
+    buf_free(&st->out);
 }
 
 /* A NamedTuple (Edit, Finding, Result) from stolen items, built as tuple.__new__(type, items)
@@ -321,6 +384,35 @@ static PyObject *after_str(const char *s, Py_ssize_t n) {
     return ascii_str(s, n);
 }
 
+/* The rule of an edit holding the rules of bits: one name, or the names in pipeline.RULES's
+ * order joined by "+" (a folded edit). */
+static PyObject *rules_name(unsigned bits) {
+    if ((bits & (bits - 1)) == 0) {
+        int r = 0;
+        while (!(bits >> r & 1)) r++;
+        return Py_NewRef(rule_str[r]);
+    }
+    PyObject *key = PyLong_FromUnsignedLong(bits), *name = NULL;
+    if (!key) return NULL;
+    name = PyDict_GetItemWithError(folded_str, key);
+    if (name) {
+        Py_INCREF(name);
+    } else if (!PyErr_Occurred()) {
+        char text[R_COUNT * 24] = "";
+        for (int rank = 0; rank < R_COUNT; rank++) {
+            for (int r = 0; r < R_COUNT; r++) {
+                if (rule_rank[r] != rank || !(bits >> r & 1)) continue;
+                if (text[0]) strcat(text, "+");
+                strcat(text, RULE_NAMES[r]);
+            }
+        }
+        name = PyUnicode_InternFromString(text);
+        if (name && PyDict_SetItem(folded_str, key, name) < 0) Py_CLEAR(name);
+    }
+    Py_DECREF(key);
+    return name;
+}
+
 static PyObject *freeze_edits(State *st) {
     PyObject *t = PyTuple_New(st->nedits);
     if (!t) return NULL;
@@ -330,7 +422,7 @@ static PyObject *freeze_edits(State *st) {
     for (Py_ssize_t i = 0; i < st->nedits; i++) {
         EditRec *e = &st->edits[i];
         PyObject *items[6];
-        items[0] = Py_NewRef(rule_str[e->rule]);
+        items[0] = rules_name(e->rules);
         items[1] = Py_NewRef(component_str[e->component]);
         items[2] = PyLong_FromSsize_t(e->start);
         items[3] = PyLong_FromSsize_t(e->end);
@@ -354,7 +446,8 @@ static PyObject *freeze_findings(State *st) {
         items[0] = Py_NewRef(finding_str[f->rule]);
         items[1] = Py_NewRef(component_str[f->component]);
         items[2] = PyLong_FromSsize_t(f->offset);
-        items[3] = PyUnicode_Substring(st->target, f->dstart, f->dend);
+        items[3] = f->detail ? Py_NewRef(f->detail)
+                             : PyUnicode_Substring(st->target, f->dstart, f->dend);
         items[4] = PyLong_FromSsize_t(f->count);
         PyObject *finding = named(FindingType, 5, items);
         if (!finding) { Py_DECREF(t); return NULL; }
@@ -457,13 +550,16 @@ static int decline(State *st, const char *why) {
 /* rules.Scanner.scan: decode-unreserved, uppercase-escape, encode-stray-percent, encode-unsafe,
  * encode-non-ascii, in one pass over target[s:e], written to out. */
 static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf *out) {
-    const unsigned char *allowed = component == C_PATH    ? allowed_path
-                                   : component == C_QUERY ? allowed_query
-                                                          : allowed_fragment;
+    const unsigned char *allowed = component == C_PATH       ? allowed_path
+                                   : component == C_QUERY    ? allowed_query
+                                   : component == C_FRAGMENT ? allowed_fragment
+                                   : component == C_USERINFO ? allowed_userinfo
+                                                             : allowed_host;
     const unsigned char *unres = (st->flags & FL_UNRESERVED_2396) ? unreserved_2396 : unreserved;
     int decode = st->flags & FL_DECODE, upper = st->flags & FL_UPPER;
     int slash_rules = st->flags & FL_SLASH_RULES;
-    if (component != C_PATH) escape_findings(st, component, s, e);
+    /* findings.escapes: the path's come with findings.path, a zone ID has none */
+    if (component != C_PATH && component != C_HOST) escape_findings(st, component, s, e);
     if (buf_reserve(out, e - s) < 0) return FAIL;
     for (Py_ssize_t i = s; i < e; i++) {
         Py_UCS4 c = CH(st, i);
@@ -553,15 +649,20 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
 
 /* scan_chars, then the texts after of its edits: the output's own bytes, made strings before
  * dot removal rewrites the path, so that no second buffer of them is kept. */
+static int finish_afters(State *st, Py_ssize_t first, Buf *out) {
+    for (Py_ssize_t i = first; i < st->nedits; i++) {
+        EditRec *ed = &st->edits[i];
+        if (ed->after) continue;
+        ed->after = after_str(out->p + ed->a0, ed->alen);
+        if (!ed->after) return FAIL;
+    }
+    return OK;
+}
+
 static int scan(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf *out) {
     Py_ssize_t first = st->nedits;
     int rc = scan_chars(st, component, s, e, out);
-    for (Py_ssize_t i = first; rc == OK && i < st->nedits; i++) {
-        EditRec *ed = &st->edits[i];
-        ed->after = after_str(out->p + ed->a0, ed->alen);
-        if (!ed->after) rc = FAIL;
-    }
-    return rc;
+    return rc == OK ? finish_afters(st, first, out) : rc;
 }
 
 /* ---- the path: findings.path's dot-segment walk, and RFC 3986 §5.2.4 */
@@ -682,15 +783,60 @@ static int has_dot_segments(const char *p, Py_ssize_t n) {
  * (a Python exception is set) or REFUSE (the target is not one this twin handles: decline()
  * names why, for bench/core.py's table of declines). */
 
-/* The form argument: origin-form (RFC 9112 §3.2.1) or absolute-form (§3.2.2); "auto" tells them
- * apart as split.py does for the shapes handled here. */
-static int step_form(State *st, PyObject *form) {
+/* The form argument, as split.FORMS names them. */
+enum { FORM_AUTO, FORM_ORIGIN, FORM_ABSOLUTE, FORM_AUTHORITY, FORM_ASTERISK, FORM_OTHER };
+static const char *const FORM_NAMES[FORM_OTHER] = {
+    "auto", "origin", "absolute", "authority", "asterisk",
+};
+static PyObject *form_str[FORM_OTHER], *form_key, *host_key, *twin_key;
+
+static int form_code(PyObject *form) {
+    for (int k = 0; k < FORM_OTHER; k++)
+        if (form == form_str[k]) return k; /* the interned literals of the callers */
+    for (int k = 0; k < FORM_OTHER; k++)
+        if (PyUnicode_CompareWithASCIIString(form, FORM_NAMES[k]) == 0) return k;
+    return FORM_OTHER;
+}
+
+/* split._AUTHORITY_FORM: "auto" reads a target as authority-form (RFC 9112 §3.2.3) when no
+ * scheme can start it: an IP-literal or a name starting with a digit, then ":" and digits. */
+static int authority_form(State *st) {
+    Py_ssize_t len = st->len, k = 0;
+    if (len == 0) return 0;
+    Py_UCS4 c = CH(st, 0);
+    if (c == '[') {
+        for (k = 1; k < len && CH(st, k) != ']'; k++) {
+            c = CH(st, k);
+            if (c == '/' || c == '?' || c == '#' || c == '@') return 0;
+        }
+        if (k == len) return 0;
+        k++;
+    } else if (c >= '0' && c <= '9') {
+        for (k = 1; k < len && CH(st, k) != ':'; k++) {
+            c = CH(st, k);
+            if (c == '/' || c == '?' || c == '#' || c == '@' || c == '[' || c == ']') return 0;
+        }
+    } else {
+        return 0;
+    }
+    if (k + 1 >= len || CH(st, k) != ':') return 0;
+    for (k++; k < len; k++)
+        if (!(CH(st, k) >= '0' && CH(st, k) <= '9')) return 0;
+    return 1;
+}
+
+/* origin-form (RFC 9112 §3.2.1), absolute-form (§3.2.2) or authority-form (§3.2.3); "auto"
+ * tells them apart as split.py does for the shapes handled here.  asterisk-form is steps'. */
+static int step_form(State *st, int form) {
     Py_ssize_t len = st->len;
-    if (PyUnicode_CompareWithASCIIString(form, "auto") == 0)
+    if (form == FORM_AUTO) {
         st->origin = len > 0 && CH(st, 0) == '/' && !(len > 1 && CH(st, 1) == '/');
-    else if (PyUnicode_CompareWithASCIIString(form, "origin") == 0)
+        st->authority = !st->origin && authority_form(st);
+    } else if (form == FORM_AUTHORITY) {
+        st->authority = 1;
+    } else if (form == FORM_ORIGIN)
         st->origin = 1;
-    else if (PyUnicode_CompareWithASCIIString(form, "absolute") == 0)
+    else if (form == FORM_ABSOLUTE)
         st->origin = 0;
     else
         return decline(st, "form");
@@ -734,63 +880,262 @@ static int step_scheme(State *st) {
     return OK;
 }
 
-/* A dotted-decimal IPv4 address as rules.parse_ipv4 writes it: four decimal numbers up to 255,
- * without leading zeros.  numeric-host leaves it as it is, with no finding. */
-static int dotted_decimal(State *st, Py_ssize_t s, Py_ssize_t e) {
-    int parts = 0;
-    for (Py_ssize_t k = s; k <= e; k++) {
-        Py_ssize_t end = k;
-        int value = 0;
-        while (end < e && CH(st, end) >= '0' && CH(st, end) <= '9' && end - k < 4)
-            value = value * 10 + (int)(CH(st, end++) - '0');
-        if (end == k || end - k > 3 || value > 255 || (end - k > 1 && CH(st, k) == '0'))
-            return 0;
-        if (++parts > 4 || (end < e && CH(st, end) != '.')) return 0;
-        k = end;
-    }
-    return parts == 4;
-}
-
-/* lowercase-host (RFC 3986 §6.2.2.1) on target[hs:he], as rules.lowercase_host records it: one
- * edit for a letters-digits-hyphens name, one per run of capitals in a name with "_". */
+/* lowercase-host (RFC 3986 §6.2.2.1) on target[hs:he], written to the output, as
+ * rules.lowercase_host records it: a character rule's edits, made of the input's own letters:
+ * one for a letters-digits-hyphens name (ldh), one per run of capitals otherwise (such a name
+ * here has no escape: nothing between the runs changes, so that they fold as scan()'s do). */
 static int lowercase_host(State *st, Py_ssize_t hs, Py_ssize_t he, int ldh) {
     Buf *out = &st->out;
-    Py_ssize_t out_host = out->n, run = -1;
+    Py_ssize_t out_host = out->n, run = -1, first = st->nedits;
     int cased = 0, lower = st->flags & FL_LOWER_HOST;
+    if (buf_reserve(out, he - hs) < 0) return FAIL;
     for (Py_ssize_t k = hs; k <= he; k++) {
         Py_UCS4 c = k < he ? CH(st, k) : 0;
         int upper = lower && c >= 'A' && c <= 'Z';
         if (!ldh && run >= 0 && !upper) {
             Py_ssize_t at = out_host + (run - hs);
-            PyObject *after = ascii_str(out->p + at, k - run);
-            if (whole_edit(st, R_LOWER_HOST, C_HOST, run, k, NULL, after) < 0) return FAIL;
+            if (char_edit(st, R_LOWER_HOST, C_HOST, run, k, at, k - run) < 0) return FAIL;
             run = -1;
         }
         if (k == he) break;
         if (upper && run < 0) run = k;
         cased |= upper;
-        if (buf_putc(out, (char)(upper ? c | 0x20 : c)) < 0) return FAIL;
+        out->p[out->n++] = (char)(upper ? c | 0x20 : c);
     }
-    if (ldh && cased && whole_edit(st, R_LOWER_HOST, C_HOST, hs, he, NULL,
-                                   ascii_str(out->p + out_host, he - hs)) < 0)
+    if (ldh && cased && char_edit(st, R_LOWER_HOST, C_HOST, hs, he, out_host, he - hs) < 0)
         return FAIL;
+    return finish_afters(st, first, out);
+}
+
+/* rules.parse_ipv4's number: "0x" hex (empty: 0), "0" octal, else decimal; -1: not a number;
+ * -2: one of int()'s own prefixes inside ("0x0x1"), which Python's int() reads: not here.
+ * Values saturate above 2**40: any of them is out of range alike. */
+static long long ipv4_number(const char *p, Py_ssize_t n) {
+    int base = 10;
+    if (n >= 2 && p[0] == '0' && (p[1] | 0x20) == 'x') {
+        base = 16;
+        p += 2;
+        n -= 2;
+    } else if (n > 1 && p[0] == '0') {
+        base = 8;
+        p += 1;
+        n -= 1;
+    }
+    if (n >= 2 && p[0] == '0' && ((p[1] | 0x20) == 'x' || (p[1] | 0x20) == 'o' ||
+                                  (p[1] | 0x20) == 'b'))
+        return -2;
+    long long value = 0;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        int d = hexval((unsigned char)p[k]);
+        if (d < 0 || d >= base) return -1;
+        value = value * base + d;
+        if (value > (1LL << 40)) value = 1LL << 40;
+    }
+    return value;
+}
+
+/* rules.parse_ipv4 (the WHATWG IPv4 parser) on the host text p[0:n], ASCII: the dotted-decimal
+ * form into dotted (16 bytes), its length; 0: not an IPv4 address; -2: Python's to judge. */
+static int parse_ipv4(const char *p, Py_ssize_t n, char *dotted) {
+    long long nums[4];
+    int parts = 0;
+    if (n > 1 && p[n - 1] == '.') n--; /* one trailing "." */
+    for (Py_ssize_t k = 0; k <= n;) {
+        Py_ssize_t end = k;
+        while (end < n && p[end] != '.') end++;
+        if (end == k || parts == 4) return 0;
+        long long v = ipv4_number(p + k, end - k);
+        if (v < 0) return (int)(v == -2 ? -2 : 0);
+        nums[parts++] = v;
+        k = end + 1;
+    }
+    for (int k = 0; k < parts - 1; k++)
+        if (nums[k] > 255) return 0;
+    if (nums[parts - 1] >= 1LL << (8 * (5 - parts))) return 0;
+    unsigned long long value = (unsigned long long)nums[parts - 1];
+    for (int k = 0; k < parts - 1; k++) value += (unsigned long long)nums[k] << (8 * (3 - k));
+    return sprintf(dotted, "%u.%u.%u.%u", (unsigned)(value >> 24 & 255),
+                   (unsigned)(value >> 16 & 255), (unsigned)(value >> 8 & 255),
+                   (unsigned)(value & 255));
+}
+
+/* rules.ends_in_number on the host text p[0:n]: a last label (trailing dots aside) of digits,
+ * or starting "0x". */
+static int ends_in_number(const char *p, Py_ssize_t n) {
+    while (n > 0 && p[n - 1] == '.') n--;
+    Py_ssize_t label = n;
+    while (label > 0 && p[label - 1] != '.') label--;
+    if (label == n || !(p[label] >= '0' && p[label] <= '9')) return 0;
+    if (p[label] == '0' && n - label >= 2 && (p[label + 1] | 0x20) == 'x') return 1;
+    for (Py_ssize_t k = label; k < n; k++)
+        if (!(p[k] >= '0' && p[k] <= '9')) return 0;
+    return 1;
+}
+
+/* The host as the output has it now, from out_host on, replaced by text (a rewrite by rule,
+ * from the host's text in the output), as canonical.py's structural() records it. */
+static int rewrite_host(State *st, int rule, Py_ssize_t hs, Py_ssize_t he, Py_ssize_t out_host,
+                        const char *text, Py_ssize_t n) {
+    Buf *out = &st->out;
+    PyObject *before = ascii_str(out->p + out_host, out->n - out_host);
+    if (whole_edit(st, rule, C_HOST, hs, he, before, ascii_str(text, n)) < 0) return FAIL;
+    memmove(out->p + out_host, text, (size_t)n);
+    out->n = out_host + n;
     return OK;
 }
 
-/* RFC 3986 §3.2.2 reg-name, restricted to a DNS name: letters, digits, "-", "_" and ".", not
- * ending in a number (rules.ends_in_number: numeric-host's business) unless it is a dotted-decimal
- * IPv4 address already, nor in "." (strip-host-dot's). */
-static int step_host(State *st, Py_ssize_t hs, Py_ssize_t he, int ldh) {
+/* strip-host-dot (RFC 1034 §3.1) and numeric-host (WHATWG URL §4.4) on the host just written
+ * from out_host on; numeric-host's finding whether or not the rule is on. */
+static int host_dot_and_number(State *st, Py_ssize_t hs, Py_ssize_t he, Py_ssize_t out_host) {
+    Buf *out = &st->out;
+    const char *p = out->p + out_host;
+    Py_ssize_t n = out->n - out_host, kept = n;
+    while (kept > 0 && p[kept - 1] == '.') kept--;
+    if ((st->flags & FL_STRIP_DOT) && kept < n && kept > 0) {
+        if (rewrite_host(st, R_STRIP_DOT, hs, he, out_host, p, kept) < 0) return FAIL;
+        n = kept;
+    }
+    if (!ends_in_number(p, n)) return OK;
+    char dotted[16];
+    int k = parse_ipv4(p, n, dotted);
+    if (k == -2) return decline(st, "numeric host with int() prefixes");
+    if (k == 0 || (k == n && memcmp(dotted, p, (size_t)n) == 0)) return OK;
+    PyObject *text = ascii_str(p, n);
+    if (!text || add_finding_obj(st, F_NUMERIC_HOST, C_HOST, hs, text) < 0) return FAIL;
+    if (st->flags & FL_NUMERIC_HOST) return rewrite_host(st, R_NUMERIC_HOST, hs, he, out_host,
+                                                         dotted, k);
+    return OK;
+}
+
+/* RFC 3986 §3.2.2 reg-name without escapes and in ASCII (an IDN or an escape is Python's):
+ * lowercase-host, strip-host-dot, numeric-host, as canonical.py's host steps. */
+static int step_host(State *st, Py_ssize_t hs, Py_ssize_t he) {
     if (he == hs) return decline(st, "empty host");
-    if (CH(st, he - 1) == '.') return decline(st, "host ends in '.'");
-    Py_ssize_t label = he;
-    while (label > hs && CH(st, label - 1) != '.') label--;
-    int digits = 1;
-    for (Py_ssize_t k = label; k < he; k++) digits &= CH(st, k) >= '0' && CH(st, k) <= '9';
-    if ((digits && !dotted_decimal(st, hs, he)) ||
-        (he - label >= 2 && CH(st, label) == '0' && (CH(st, label + 1) | 0x20) == 'x'))
-        return decline(st, "numeric host, not dotted-decimal");
-    return lowercase_host(st, hs, he, ldh);
+    int ldh = 1;
+    for (Py_ssize_t k = hs; k < he; k++) {
+        Py_UCS4 c = CH(st, k);
+        if (c >= 128) return decline(st, "non-ASCII host (IDN)");
+        if (c == '%') return decline(st, "escape in the host");
+        if (!allowed_host[c]) return decline(st, "host character not allowed (escaped)");
+        ldh &= ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+               c == '.';
+    }
+    Py_ssize_t out_host = st->out.n;
+    int rc = lowercase_host(st, hs, he, ldh);
+    return rc == OK ? host_dot_and_number(st, hs, he, out_host) : rc;
+}
+
+/* ipaddress.IPv4Address's grammar on target[s:e]: four decimal octets up to 255, without
+ * leading zeros. */
+static int ipv4_valid(State *st, Py_ssize_t s, Py_ssize_t e) {
+    int octets = 0;
+    for (Py_ssize_t k = s; k <= e; k++) {
+        Py_ssize_t end = k;
+        int v = 0;
+        while (end < e && CH(st, end) >= '0' && CH(st, end) <= '9' && end - k < 4)
+            v = v * 10 + (int)(CH(st, end++) - '0');
+        if (end == k || end - k > 3 || v > 255 || (end - k > 1 && CH(st, k) == '0')) return 0;
+        if (++octets > 4 || (end < e && CH(st, end) != '.')) return 0;
+        k = end;
+    }
+    return octets == 4;
+}
+
+/* ipaddress.IPv6Address's grammar (_ip_int_from_string) on target[s:e], step by step: the parts
+ * between ":", an IPv4 address as the last part (two groups), one "::" at most, eight groups of
+ * up to four hex digits in all. */
+static int ipv6_valid(State *st, Py_ssize_t s, Py_ssize_t e) {
+    Py_ssize_t start[10], end[10];
+    int parts = 0, groups;
+    for (Py_ssize_t k = s, from = s; k <= e; k++) {
+        if (k < e && CH(st, k) != ':') continue;
+        if (parts == 9) return 0; /* more than nine parts: too many, even before the IPv4 */
+        start[parts] = from;
+        end[parts++] = k;
+        from = k + 1;
+    }
+    if (parts < 3) return 0;
+    groups = parts;
+    if (find(st, '.', start[parts - 1], end[parts - 1]) >= 0) {
+        if (!ipv4_valid(st, start[parts - 1], end[parts - 1])) return 0;
+        groups++;
+    }
+    if (groups > 9) return 0;
+    int skip = -1;
+    for (int k = 1; k < parts - 1; k++) {
+        if (start[k] != end[k]) continue;
+        if (skip >= 0) return 0;
+        skip = k;
+    }
+    int first_empty = start[0] == end[0], last_empty = start[parts - 1] == end[parts - 1];
+    if (skip >= 0) {
+        int hi = skip, lo = groups - skip - 1;
+        if (first_empty && --hi) return 0;
+        if (last_empty && --lo) return 0;
+        if (8 - (hi + lo) < 1) return 0;
+    } else if (groups != 8 || first_empty || last_empty) {
+        return 0;
+    }
+    /* every part but the empty ones and the IPv4 address: 1 to 4 hex digits */
+    int v4 = groups > parts;
+    for (int k = 0; k < parts - v4; k++) {
+        if (end[k] - start[k] > 4) return 0;
+        for (Py_ssize_t j = start[k]; j < end[k]; j++)
+            if (hexval(CH(st, j)) < 0) return 0;
+    }
+    return 1;
+}
+
+/* RFC 3986 §3.2.2 IP-literal in target[hs:he] ("[" ... "]"), as canonical.ip_literal: the address
+ * lowercased (§6.2.2.1), an RFC 6874 zone ID kept in its case, its bare "%" repaired to "%25"
+ * and its escapes normalized; an IPvFuture lowercased whole. */
+static int step_ip_literal(State *st, Py_ssize_t hs, Py_ssize_t he) {
+    Buf *out = &st->out;
+    if (he - hs < 3 || CH(st, he - 1) != ']') return decline(st, "invalid IP literal");
+    if ((CH(st, hs + 1) | 0x20) == 'v') return decline(st, "IPvFuture literal");
+    Py_ssize_t as = hs + 1, ae = as;
+    while (ae < he - 1 && (hexval(CH(st, ae)) >= 0 || CH(st, ae) == ':' || CH(st, ae) == '.'))
+        ae++;
+    Py_ssize_t zs = ae, ze = he - 1;
+    int bare = 0;
+    if (ae < he - 1) { /* charsets.IP_LITERAL's percent and zone */
+        if (CH(st, ae) != '%') return decline(st, "invalid IP literal");
+        if (char_at(st, ae + 1, ze, '2') && char_at(st, ae + 2, ze, '5') && ae + 3 < ze) {
+            zs = ae + 3;
+        } else if (!(hex_at(st, ae + 1, ze) && hex_at(st, ae + 2, ze))) {
+            zs = ae + 1;
+            bare = 1;
+        } else {
+            return decline(st, "invalid IP literal");
+        }
+        if (zs == ze) return decline(st, "invalid IP literal");
+        for (Py_ssize_t k = zs; k < ze; k++) {
+            Py_UCS4 c = CH(st, k);
+            if (c == '%' && hex_at(st, k + 1, ze) && hex_at(st, k + 2, ze)) {
+                k += 2;
+            } else if (c >= 128 || !unreserved[c]) {
+                return decline(st, "invalid IP literal");
+            }
+        }
+    }
+    if (!ipv6_valid(st, as, ae)) return decline(st, "invalid IP literal");
+    if (buf_putc(out, '[') < 0 || lowercase_host(st, as, ae, 0) < 0) return FAIL; /* ":" is no LDH */
+    if (ae < ze) {
+        if (buf_put(out, "%25", 3) < 0) return FAIL;
+        if (bare) {
+            if (whole_edit(st, R_STRAY, C_HOST, ae, ae + 1, NULL, Py_NewRef(pct_str[0x25])) < 0)
+                return FAIL;
+            st->edits[st->nedits - 1].chars = 1;
+        }
+        /* the zone's escapes by RFC 3986's unreserved set (ZoneID has no room for RFC 2396's
+         * marks), no lowercasing */
+        int flags = st->flags;
+        st->flags &= ~FL_UNRESERVED_2396;
+        int rc = scan(st, C_HOST, zs, ze, out);
+        st->flags = flags;
+        if (rc != OK) return rc;
+    }
+    return buf_putc(out, ']') < 0 ? FAIL : OK;
 }
 
 /* RFC 3986 §3.2.3 port = *DIGIT, after the ":" at colon: drop-empty-port, strip-port-zeros,
@@ -799,7 +1144,8 @@ static int step_port(State *st, Py_ssize_t colon, Py_ssize_t pe) {
     Py_ssize_t ps = colon + 1, zs = ps;
     Buf *out = &st->out;
     if (ps == pe) {
-        if (!(st->flags & FL_DROP_EMPTY_PORT)) return buf_putc(out, ':') < 0 ? FAIL : OK;
+        if (!(st->flags & FL_DROP_EMPTY_PORT) || st->authority)
+            return buf_putc(out, ':') < 0 ? FAIL : OK;
         return whole_edit(st, R_DROP_EMPTY_PORT, C_PORT, colon, ps, Py_NewRef(colon_str),
                           Py_NewRef(empty_str)) < 0
                    ? FAIL
@@ -813,7 +1159,8 @@ static int step_port(State *st, Py_ssize_t colon, Py_ssize_t pe) {
     }
     PyObject *port = PyUnicode_Substring(st->target, zs, pe);
     if (!port) return FAIL;
-    if ((st->flags & FL_DROP_DEFAULT_PORT) && PyUnicode_Compare(port, st->default_port) == 0) {
+    if ((st->flags & FL_DROP_DEFAULT_PORT) && st->default_port &&
+        PyUnicode_Compare(port, st->default_port) == 0) {
         PyObject *before = PyUnicode_Concat(colon_str, port);
         Py_DECREF(port);
         return whole_edit(st, R_DROP_DEFAULT_PORT, C_PORT, colon, pe, before,
@@ -828,33 +1175,46 @@ static int step_port(State *st, Py_ssize_t colon, Py_ssize_t pe) {
     return OK;
 }
 
-/* RFC 3986 §3.2 authority = host [ ":" port ], without userinfo (split.split_authority). */
+/* RFC 3986 §3.2 authority = [ userinfo "@" ] host [ ":" port ], split as split_authority
+ * splits it: userinfo to the last "@", a port of digits after the last ":" outside an
+ * IP-literal.  An authority-form target (RFC 9112 §3.2.3) is all authority. */
 static int step_authority(State *st) {
-    Py_ssize_t hs = st->pos, colon = -1, ae;
-    int ldh = 1;
-    for (ae = hs; ae < st->len; ae++) {
+    Py_ssize_t as = st->pos, ae = as, len = st->len, at = -1;
+    Buf *out = &st->out;
+    for (; ae < len; ae++) {
         Py_UCS4 c = CH(st, ae);
-        if (c == '/' || c == '?' || c == '#') break;
-        if (c == '@') return decline(st, "userinfo");
-        if (c == ':') {
-            if (colon >= 0) return decline(st, "host with ':' (IP literal, invalid port)");
-            colon = ae;
-        } else if (colon >= 0) {
-            if (!(c >= '0' && c <= '9')) return decline(st, "port not digits");
-        } else if (c == '[') {
-            return decline(st, "IP literal");
-        } else if (c >= 128) {
-            return decline(st, "non-ASCII host (IDN)");
-        } else if (c == '_') {
-            ldh = 0;
-        } else if (!((c | 0x20) >= 'a' && (c | 0x20) <= 'z') && !(c >= '0' && c <= '9') &&
-                   c != '-' && c != '.') {
-            return decline(st, "host character other than LDH");
-        }
+        if (!st->authority && (c == '/' || c == '?' || c == '#')) break;
+        if (c == '@') at = ae;
     }
-    int rc = step_host(st, hs, colon >= 0 ? colon : ae, ldh);
-    if (rc == OK && colon >= 0) rc = step_port(st, colon, ae);
     st->pos = ae;
+    Py_ssize_t hs = as;
+    if (at >= 0) { /* findings.userinfo, then the character rules (findings.escapes with them) */
+        PyObject *kind = find(st, ':', as, at) >= 0 ? password_str : user_str;
+        if (add_finding_obj(st, F_USERINFO, C_USERINFO, as, Py_NewRef(kind)) < 0) return FAIL;
+        int rc = scan(st, C_USERINFO, as, at, out);
+        if (rc != OK) return rc;
+        if (buf_putc(out, '@') < 0) return FAIL;
+        hs = at + 1;
+    }
+    int literal = hs < ae && CH(st, hs) == '[';
+    if (literal && find(st, ']', hs, ae) < 0) return decline(st, "IP literal never closed");
+    Py_ssize_t colon = -1, he = ae;
+    for (Py_ssize_t k = ae - 1; k >= hs; k--) {
+        if (CH(st, k) == ':') { colon = k; break; }
+    }
+    if (colon >= 0) { /* a port: digits, or nothing */
+        he = colon;
+        for (Py_ssize_t k = colon + 1; k < ae; k++)
+            if (!(CH(st, k) >= '0' && CH(st, k) <= '9')) he = ae;
+    }
+    if (he == ae) colon = -1;
+    int rc = literal ? step_ip_literal(st, hs, he) : OK;
+    if (!literal) {
+        for (Py_ssize_t k = hs; k < he; k++) /* findings.host: no port split off, or "[" */
+            if (CH(st, k) == ':' || CH(st, k) == '[') return decline(st, "invalid host");
+        rc = step_host(st, hs, he);
+    }
+    if (rc == OK && colon >= 0) rc = step_port(st, colon, ae);
     return rc;
 }
 
@@ -901,7 +1261,7 @@ static int step_path(State *st) {
         rc = OK;
     }
 done:
-    PyMem_Free(resolved.p);
+    buf_free(&resolved);
     return rc;
 }
 
@@ -928,8 +1288,17 @@ static int step_fragment(State *st) {
 }
 
 /* The components in output order, as canonical.py runs them. */
-static int steps(State *st, PyObject *form) {
+static int steps(State *st, int form) {
+    if ((form == FORM_ASTERISK || form == FORM_AUTO) && st->len == 1 && CH(st, 0) == '*') {
+        st->pos = st->len; /* RFC 9112 §3.2.4 "*": nothing to canonicalize */
+        return buf_putc(&st->out, '*') < 0 ? FAIL : OK;
+    }
     int rc = step_form(st, form);
+    if (rc == OK && st->authority) {
+        rc = step_authority(st);
+        st->pos = st->len; /* no path, query or fragment: all of it was the authority */
+        return rc;
+    }
     if (rc == OK && !st->origin) rc = step_scheme(st);
     if (rc == OK && !st->origin) rc = step_authority(st);
     if (rc == OK) rc = step_path(st);
@@ -949,6 +1318,34 @@ static PyObject *make_result(State *st) {
     items[2] = freeze_edits(st);
     items[3] = freeze_findings(st);
     return named(ResultType, 4, items);
+}
+
+/* The twin on target (a ready str) with a policy's flags and a form code: a Result, None
+ * (declined: declined_why says why) or NULL (an exception). */
+static PyObject *twin_run(PyObject *target, int flags, int form) {
+    State st;
+    st.target = target;
+    st.kind = PyUnicode_KIND(target);
+    st.data = PyUnicode_DATA(target);
+    st.len = PyUnicode_GET_LENGTH(target);
+    st.flags = flags;
+    st.edits = st.edits_here;
+    st.nedits = st.in_component = 0;
+    st.capedits = sizeof st.edits_here / sizeof *st.edits_here;
+    st.nfindings = 0;
+    st.out.p = st.out.stack = st.out_here;
+    st.out.n = 0;
+    st.out.cap = sizeof st.out_here;
+    st.pos = 0;
+    st.origin = st.authority = 0;
+    st.default_port = NULL;
+    st.why = NULL;
+    int rc = steps(&st, form);
+    PyObject *result = rc == OK ? make_result(&st) : NULL;
+    state_free(&st);
+    declined_why = rc == REFUSE ? st.why : NULL;
+    if (rc == REFUSE) Py_RETURN_NONE;
+    return result;
 }
 
 static PyObject *twin_canonicalize(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -972,19 +1369,209 @@ static PyObject *twin_canonicalize(PyObject *self, PyObject *const *args, Py_ssi
         PyErr_SetString(PyExc_RuntimeError, "urlsan.core._speedups.setup() was not called");
         return NULL;
     }
-    State st;
-    memset(&st, 0, sizeof st);
-    st.target = target;
-    st.kind = PyUnicode_KIND(target);
-    st.data = PyUnicode_DATA(target);
-    st.len = PyUnicode_GET_LENGTH(target);
-    st.flags = (int)flags;
-    int rc = steps(&st, args[2]);
-    PyObject *result = rc == OK ? make_result(&st) : NULL;
-    state_free(&st);
-    declined_why = rc == REFUSE ? st.why : NULL;
-    if (rc == REFUSE) Py_RETURN_NONE;
-    return result;
+    return twin_run(target, (int)flags, form_code(args[2]));
+}
+
+/* ---- the public canonicalize(target, policy=DEFAULT_POLICY, *, form="auto", host=None)
+ *
+ * canonical.canonicalize, made by entry(): it serves a str target under a Policy whose flags
+ * the twin takes, straight from here, and calls Python for all else.  A policy's flags come from
+ * accel.derived once and are then kept by the policy's identity (a Policy is an immutable value;
+ * the cache holds a reference to it, so that no other policy can take its address). */
+
+#define POLICY_CACHE 8
+typedef struct {
+    PyObject_HEAD
+    PyObject *dict;          /* __doc__, __name__, __wrapped__ ...: the Python function's */
+    vectorcallfunc vectorcall;
+    PyObject *python;        /* canonical.canonicalize as written in Python: all else */
+    PyObject *declined;      /* (target, policy, form, host): past a declining twin */
+    PyObject *after_twin;    /* (result, policy, form, host): the query rules on a Result */
+    PyObject *derive;        /* accel.derived: (twin flags, query rules, ...) */
+    PyObject *default_policy, *policy_type;
+    PyObject *switch_dict;   /* compiled.py's globals: its "twin" set to None turns this off */
+    struct {
+        PyObject *policy;
+        int flags, query_rules;
+    } cache[POLICY_CACHE];
+    int next; /* the cache slot replaced next */
+} Entry;
+
+static PyObject *entry_python(Entry *self, PyObject *const *args, size_t nargsf,
+                              PyObject *kwnames) {
+    return PyObject_Vectorcall(self->python, args, nargsf, kwnames);
+}
+
+/* The cache slot of policy, derived on a miss; NULL: an exception. */
+static int entry_flags(Entry *self, PyObject *policy, int *query_rules) {
+    for (int k = 0; k < POLICY_CACHE; k++) {
+        if (self->cache[k].policy == policy) {
+            *query_rules = self->cache[k].query_rules;
+            return self->cache[k].flags;
+        }
+    }
+    PyObject *d = PyObject_CallOneArg(self->derive, policy);
+    if (!d) return -2;
+    long flags = -1;
+    int rules = 1;
+    if (PyTuple_Check(d) && PyTuple_GET_SIZE(d) >= 2) {
+        flags = PyLong_AsLong(PyTuple_GET_ITEM(d, 0));
+        rules = PyObject_IsTrue(PyTuple_GET_ITEM(d, 1));
+    } else {
+        PyErr_SetString(PyExc_TypeError, "derive() returns (flags, query_rules, ...)");
+    }
+    Py_DECREF(d);
+    if ((flags == -1 || rules < 0) && PyErr_Occurred()) return -2;
+    if (flags < -1 || flags > INT_MAX) flags = -1;
+    int k = self->next;
+    self->next = (k + 1) % POLICY_CACHE;
+    Py_XSETREF(self->cache[k].policy, Py_NewRef(policy));
+    self->cache[k].flags = (int)flags;
+    self->cache[k].query_rules = rules;
+    *query_rules = rules;
+    return (int)flags;
+}
+
+static PyObject *entry_call(Entry *self, PyObject *const *args, size_t nargsf,
+                            PyObject *kwnames) {
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf), nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    if (nargs < 1 || nargs > 2) return entry_python(self, args, nargsf, kwnames);
+    PyObject *target = args[0], *policy = nargs > 1 ? args[1] : self->default_policy;
+    PyObject *form = form_str[FORM_AUTO], *host = Py_None;
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, k);
+        if (key == form_key) {
+            form = args[nargs + k];
+        } else if (key == host_key) {
+            host = args[nargs + k];
+        } else { /* a keyword spelled otherwise, or not ours: Python's own handling */
+            return entry_python(self, args, nargsf, kwnames);
+        }
+    }
+    if (!PyUnicode_CheckExact(target) || Py_TYPE(policy) != (PyTypeObject *)self->policy_type ||
+        !PyUnicode_Check(form) || !ready)
+        return entry_python(self, args, nargsf, kwnames);
+    /* compiled.twin = None sets the twin aside (bench/core.py's pure-Python column does) */
+    PyObject *on = PyDict_GetItemWithError(self->switch_dict, twin_key);
+    if (!on || on == Py_None) {
+        if (PyErr_Occurred()) return NULL;
+        return entry_python(self, args, nargsf, kwnames);
+    }
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(target) < 0) return NULL;
+#endif
+    int query_rules, flags = entry_flags(self, policy, &query_rules);
+    if (flags == -2) return NULL;
+    int code = form_code(form);
+    if (flags < 0 || code == FORM_OTHER) return entry_python(self, args, nargsf, kwnames);
+    PyObject *result = twin_run(target, flags, code);
+    if (result == Py_None) {
+        Py_DECREF(result);
+        PyObject *call[4] = {target, policy, form, host};
+        return PyObject_Vectorcall(self->declined, call, 4, NULL);
+    }
+    if (!result || !query_rules) return result;
+    /* canonical._after_twin's own first tests, without its frame: no query in the output and
+     * no path parameter in the input leave nothing to the query rules. */
+    PyObject *url = PyTuple_GET_ITEM(result, 1);
+    if (PyUnicode_FindChar(url, '?', 0, PyUnicode_GET_LENGTH(url), 1) == -1 &&
+        PyUnicode_FindChar(target, ';', 0, PyUnicode_GET_LENGTH(target), 1) == -1)
+        return result;
+    PyObject *call[4] = {result, policy, form, host};
+    PyObject *done = PyObject_Vectorcall(self->after_twin, call, 4, NULL);
+    Py_DECREF(result);
+    return done;
+}
+
+static PyObject *entry_get(PyObject *self, PyObject *obj, PyObject *type) {
+    /* A descriptor as a function is, so that pydoc and inspect take it for a routine; on a
+     * class it stays itself, as a staticmethod would. */
+    (void)obj;
+    (void)type;
+    return Py_NewRef(self);
+}
+
+static int entry_traverse(Entry *self, visitproc visit, void *arg) {
+    Py_VISIT(self->dict);
+    Py_VISIT(self->python);
+    Py_VISIT(self->declined);
+    Py_VISIT(self->after_twin);
+    Py_VISIT(self->derive);
+    Py_VISIT(self->default_policy);
+    Py_VISIT(self->policy_type);
+    Py_VISIT(self->switch_dict);
+    for (int k = 0; k < POLICY_CACHE; k++) Py_VISIT(self->cache[k].policy);
+    return 0;
+}
+
+static int entry_clear(Entry *self) {
+    Py_CLEAR(self->dict);
+    Py_CLEAR(self->python);
+    Py_CLEAR(self->declined);
+    Py_CLEAR(self->after_twin);
+    Py_CLEAR(self->derive);
+    Py_CLEAR(self->default_policy);
+    Py_CLEAR(self->policy_type);
+    Py_CLEAR(self->switch_dict);
+    for (int k = 0; k < POLICY_CACHE; k++) Py_CLEAR(self->cache[k].policy);
+    return 0;
+}
+
+static void entry_dealloc(Entry *self) {
+    PyObject_GC_UnTrack(self);
+    entry_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *entry_vectorcall_slot(PyObject *self, PyObject *args, PyObject *kwargs) {
+    return PyVectorcall_Call(self, args, kwargs);
+}
+
+static PyGetSetDef entry_getset[] = {
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject EntryType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "urlsan.core._speedups.compiled_function",
+    .tp_doc = "canonicalize with the compiled twin in front: see its __wrapped__.",
+    .tp_basicsize = sizeof(Entry),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_dictoffset = offsetof(Entry, dict),
+    .tp_vectorcall_offset = offsetof(Entry, vectorcall),
+    .tp_call = entry_vectorcall_slot,
+    .tp_descr_get = entry_get,
+    .tp_traverse = (traverseproc)entry_traverse,
+    .tp_clear = (inquiry)entry_clear,
+    .tp_dealloc = (destructor)entry_dealloc,
+    .tp_getset = entry_getset,
+};
+
+/* entry(python, declined, after_twin, derive, default_policy, policy_type, switch): the public
+ * canonicalize; the caller copies the Python function's __doc__, __name__ ... onto it.  switch:
+ * the dict whose "twin" None turns the twin off (compiled.py's globals). */
+static PyObject *twin_entry(PyObject *self, PyObject *args) {
+    PyObject *python, *declined, *after, *derive, *policy, *type, *switch_dict;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "OOOOOO!O!", &python, &declined, &after, &derive, &policy,
+                          &PyType_Type, &type, &PyDict_Type, &switch_dict))
+        return NULL;
+    Entry *e = PyObject_GC_New(Entry, &EntryType);
+    if (!e) return NULL;
+    e->dict = NULL;
+    e->vectorcall = (vectorcallfunc)entry_call;
+    e->python = Py_NewRef(python);
+    e->declined = Py_NewRef(declined);
+    e->after_twin = Py_NewRef(after);
+    e->derive = Py_NewRef(derive);
+    e->default_policy = Py_NewRef(policy);
+    e->policy_type = Py_NewRef(type);
+    e->switch_dict = Py_NewRef(switch_dict);
+    for (int k = 0; k < POLICY_CACHE; k++) e->cache[k].policy = NULL;
+    e->next = 0;
+    PyObject_GC_Track(e);
+    return (PyObject *)e;
 }
 
 /* declined(): why the last canonicalize() call returned None (bench/core.py counts them). */
@@ -1011,13 +1598,39 @@ static int fill(unsigned char *table, PyObject *chars) {
     return 0;
 }
 
+/* pipeline.RULES's order (their names): each rule of this twin must be among them. */
+static int set_rule_order(PyObject *order) {
+    for (int r = 0; r < R_COUNT; r++) {
+        rule_rank[r] = -1;
+        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(order); k++) {
+            PyObject *name = PyTuple_GET_ITEM(order, k);
+            if (PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, RULE_NAMES[r]) == 0)
+                rule_rank[r] = (int)k;
+        }
+        if (rule_rank[r] < 0) {
+            PyErr_Format(PyExc_ValueError, "rule %s is not in the rule order", RULE_NAMES[r]);
+            return -1;
+        }
+    }
+    Py_XSETREF(folded_str, PyDict_New());
+    return folded_str ? 0 : -1;
+}
+
 static PyObject *twin_setup(PyObject *self, PyObject *args) {
     PyObject *result, *edit, *finding, *path, *query, *fragment, *unres, *unres2396, *ports;
+    PyObject *order, *userinfo, *host;
+    Py_ssize_t fold;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OOOUUUUUO!", &result, &edit, &finding, &path, &query, &fragment,
-                          &unres, &unres2396, &PyDict_Type, &ports))
+    if (!PyArg_ParseTuple(args, "OOOUUUUUO!nO!UU", &result, &edit, &finding, &path, &query,
+                          &fragment, &unres, &unres2396, &PyDict_Type, &ports, &fold,
+                          &PyTuple_Type, &order, &userinfo, &host))
         return NULL;
     ready = 0; /* until every table is filled: a failed setup() leaves the twin unusable */
+    if (fold < 1 || set_rule_order(order) < 0) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "FOLD_AFTER must be positive");
+        return NULL;
+    }
+    fold_after = fold;
     PyObject *types[3] = {result, edit, finding};
     for (int k = 0; k < 3; k++) {
         if (!PyType_Check(types[k]) ||
@@ -1028,11 +1641,13 @@ static PyObject *twin_setup(PyObject *self, PyObject *args) {
     }
     if (fill(allowed_path, path) < 0 || fill(allowed_query, query) < 0 ||
         fill(allowed_fragment, fragment) < 0 || fill(unreserved, unres) < 0 ||
-        fill(unreserved_2396, unres2396) < 0)
+        fill(unreserved_2396, unres2396) < 0 || fill(allowed_userinfo, userinfo) < 0 ||
+        fill(allowed_host, host) < 0)
         return NULL;
     /* "%" and "\\" are never allowed raw: the scanner's branches rely on it. */
     allowed_path['%'] = allowed_query['%'] = allowed_fragment['%'] = 0;
     allowed_path['\\'] = allowed_query['\\'] = allowed_fragment['\\'] = 0;
+    allowed_userinfo['%'] = allowed_host['%'] = allowed_userinfo['\\'] = allowed_host['\\'] = 0;
     Py_XSETREF(ResultType, Py_NewRef(result));
     Py_XSETREF(EditType, Py_NewRef(edit));
     Py_XSETREF(FindingType, Py_NewRef(finding));
@@ -1068,11 +1683,16 @@ static PyMethodDef methods[] = {
     {"canonicalize", (PyCFunction)(void (*)(void))twin_canonicalize, METH_FASTCALL,
      "canonicalize(target, flags, form) -> Result | None: the Python driver's Result, or None "
      "when the target is not one this twin handles."},
+    {"entry", twin_entry, METH_VARARGS,
+     "entry(python, declined, after_twin, derive, default_policy, policy_type, switch) -> the "
+     "public "
+     "canonicalize: the twin in front of the Python function python (core/canonical.py)."},
     {"declined", twin_declined, METH_NOARGS,
      "declined() -> str | None: why the last canonicalize() call returned None."},
     {"setup", twin_setup, METH_VARARGS,
      "setup(Result, Edit, Finding, path, query, fragment, unreserved, unreserved_2396, "
-     "default_ports): the types and tables, from urlsan.core."},
+     "default_ports, fold_after, rule_order, userinfo, host): the types and tables, from "
+     "urlsan.core."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1106,10 +1726,17 @@ PyMODINIT_FUNC PyInit__speedups(void) {
         intern_all(component_str, COMPONENT_NAMES, C_COUNT) < 0 ||
         intern_all(finding_str, FINDING_NAMES, F_COUNT) < 0 || make_pct_strings() < 0)
         return NULL;
+    if (intern_all(form_str, FORM_NAMES, FORM_OTHER) < 0) return NULL;
+    form_key = PyUnicode_InternFromString("form");
+    host_key = PyUnicode_InternFromString("host");
+    twin_key = PyUnicode_InternFromString("twin");
+    if (!form_key || !host_key || !twin_key || PyType_Ready(&EntryType) < 0) return NULL;
     empty_str = PyUnicode_InternFromString("");
     colon_str = PyUnicode_InternFromString(":");
     slash_str = PyUnicode_InternFromString("/");
-    if (!empty_str || !colon_str || !slash_str) return NULL;
+    user_str = PyUnicode_InternFromString("user");
+    password_str = PyUnicode_InternFromString("password");
+    if (!empty_str || !colon_str || !slash_str || !user_str || !password_str) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     PyObject *flags = PyDict_New();

@@ -1,3 +1,6 @@
+from collections.abc import Callable
+from typing import Any
+
 from urlsan.core.result import Edit, Finding, Result
 
 FLAGS: dict[str, int]
@@ -5,6 +8,16 @@ UNRESERVED_2396: int
 
 def canonicalize(target: str, flags: int, form: str, /) -> Result | None: ...
 def declined() -> str | None: ...
+def entry(
+    python: Callable[..., Result],
+    declined: Callable[..., Result],
+    after_twin: Callable[..., Result],
+    derive: Callable[..., Any],
+    default_policy: Any,
+    policy_type: type,
+    switch: dict[str, Any],
+    /,
+) -> Callable[..., Result]: ...
 def setup(
     result: type[Result],
     edit: type[Edit],
@@ -15,5 +28,9 @@ def setup(
     unreserved: str,
     unreserved_2396: str,
     default_ports: dict[str, str],
+    fold_after: int,
+    rule_order: tuple[str, ...],
+    userinfo: str,
+    host: str,
     /,
 ) -> None: ...

@@ -9,12 +9,12 @@ value.  `fast` answers a target or returns None, and then the reference driver
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import lru_cache
+from functools import lru_cache, update_wrapper
 from typing import NamedTuple
 
 from . import compiled
 from .fastpath import fast_patterns
-from .policy import DEFAULT_PORTS, QUERY_RULES, Policy
+from .policy import DEFAULT_POLICY, DEFAULT_PORTS, QUERY_RULES, Policy
 from .result import Result
 
 compiled.setup(DEFAULT_PORTS)
@@ -71,6 +71,15 @@ def fast(
         result = twin(target, d.twin, form)
         if result is not None:
             return after_twin(result, policy, host) if d.query_rules else result
+    return _canonical_already(target, d, form)
+
+
+def canonical_already(target: str, policy: Policy, form: str) -> Result | None:
+    """``target`` unchanged when the fast path's patterns find it already canonical."""
+    return _canonical_already(target, derived(policy), form)
+
+
+def _canonical_already(target: str, d: Derived, form: str) -> Result | None:
     # Dot segments, and path parameters drop-params may drop, take the full path.
     if "/." not in target and not (d.path_params and ";" in target):
         if (form == "auto" or form == "absolute") and d.absolute(target):
@@ -78,3 +87,23 @@ def fast(
         if (form == "auto" or form == "origin") and d.origin(target):
             return Result(target, target)
     return None
+
+
+def entry(
+    python: Callable[..., Result],
+    declined: Callable[[str, Policy, str, str | None], Result],
+    after_twin: Callable[[Result, Policy, str, str | None], Result],
+) -> Callable[..., Result]:
+    """The public ``canonicalize``: ``python`` (canonical.canonicalize) with the compiled twin
+    in front of it, called from C without a Python frame; ``python`` itself without the twin.
+
+    The C entry serves a str target under a `Policy` the twin takes: the twin, then
+    ``after_twin`` (the query rules) when the policy has query rules on, or ``declined`` (the
+    fast path, then the reference) when the twin declines.  Everything else (bytes, a profile's
+    name, a policy the twin cannot serve, a form it does not know) is ``python``'s.  It carries
+    ``python``'s name, docstring and signature (``__wrapped__``), for help() and inspect."""
+    if compiled.twin is None or compiled.entry is None:
+        return python
+    switch = vars(compiled)  # compiled.twin = None sets the twin aside here too
+    fn = compiled.entry(python, declined, after_twin, derived, DEFAULT_POLICY, Policy, switch)
+    return update_wrapper(fn, python)  # type: ignore[no-any-return]

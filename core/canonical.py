@@ -11,11 +11,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import accel, query, rules
 from . import findings as detect
-from .pipeline import CHARACTERS, PIPELINE, Step
+from .charsets import LDH_LOWER_HOST
+from .pipeline import CHARACTERS, COMPONENTS, PIPELINE, Step
 from .policy import DEFAULT_POLICY, DEFAULT_PORTS, PROFILES, Policy
 from .result import InvalidTarget, Result
 from .split import FORMS, Parts, split, split_authority
@@ -171,32 +172,86 @@ class _Part:
 _Handler = Callable[["_Canonicalizer", str, _Part], "str | None"]
 
 
+class _Plan(NamedTuple):
+    """What every canonicalization under one policy shares, derived once per policy."""
+
+    on: Callable[[str], bool]
+    scan: dict[str, rules.Scanner]
+    steps: dict[str, tuple[_Handler, ...]]
+    # Per component, a fullmatch of texts that none of its steps changes or reports on: they
+    # skip the walk.  Conservative: a text it refuses walks the steps, which decide.
+    quiet: dict[str, Callable[[str], object]]
+
+
+@lru_cache(maxsize=64)
+def _plan(policy: Policy) -> _Plan:
+    on = policy.rules.__contains__
+    if on("reject-escaped-slash"):
+        slash = "reject"
+    elif on("decode-escaped-slash"):
+        slash = "decode-all" if on("backslash-as-slash") else "decode"
+    else:
+        slash = "keep"
+    scan = _scanners(
+        policy.unreserved_2396,
+        slash,
+        on("lowercase-host"),
+        on("decode-unreserved"),
+        on("uppercase-escape"),
+    )
+    names = _step_names(policy.rules)
+    quiet = {c: scan[c].clean if names[c] == (CHARACTERS,) else _never for c in _COMPONENTS}
+    # A lowercase DNS name whose last label starts with a letter: not numeric, no dot to strip.
+    quiet["host"] = _LOWER_HOST
+    quiet["scheme"] = _LOWER_SCHEME
+    # An absolute path of segments that no rule touches: none empty ("//": merge-slashes, the
+    # dot-prefix guard), none starting with "." (dot segments), no ";" when drop-params is on.
+    segment = scan["path"].unit(without="/;" if on("drop-params") else "/")
+    quiet["path"] = re.compile(f"(?:/(?![./])(?:{segment})*+)++").fullmatch
+    return _Plan(on, scan, _steps(policy.rules), quiet)
+
+
+def _never(text: str) -> None:
+    return None
+
+
+_LOWER_HOST = re.compile(LDH_LOWER_HOST).fullmatch
+_LOWER_SCHEME = re.compile("[a-z][a-z0-9+.-]*").fullmatch
+_last_plan: tuple[Policy, _Plan] | None = None  # most calls reuse one policy: skip hashing it
+
+
+def _plan_of(policy: Policy) -> _Plan:
+    global _last_plan
+    last = _last_plan
+    if last is not None and last[0] is policy:
+        return last[1]
+    plan = _plan(policy)
+    _last_plan = (policy, plan)
+    return plan
+
+
 class _Canonicalizer:
     """One canonicalization: the policy's steps, and the edits and findings recorded."""
 
-    __slots__ = ("edits", "findings", "on", "policy", "scan", "sent_to", "steps", "target")
+    __slots__ = (
+        "edits",
+        "findings",
+        "on",
+        "policy",
+        "quiet",
+        "scan",
+        "sent_to",
+        "steps",
+        "target",
+    )
 
     def __init__(self, policy: Policy, target: str, sent_to: str | None = None) -> None:
         self.policy = policy
         self.sent_to = sent_to  # the Host of an origin-form target (params.py lowercases hosts)
-        self.on = on = policy.rules.__contains__
         self.target = target
-        self.edits = rules.Edits(policy.strict)
+        self.edits = rules.Edits(policy.strict, target)
         self.findings = detect.Findings()
-        if on("reject-escaped-slash"):
-            slash = "reject"
-        elif on("decode-escaped-slash"):
-            slash = "decode-all" if on("backslash-as-slash") else "decode"
-        else:
-            slash = "keep"
-        self.scan = _scanners(
-            policy.unreserved_2396,
-            slash,
-            on("lowercase-host"),
-            on("decode-unreserved"),
-            on("uppercase-escape"),
-        )
-        self.steps = _steps(policy.rules)
+        self.on, self.scan, self.steps, self.quiet = _plan_of(policy)
 
     def walk(self, component: str, text: str, part: _Part) -> str | None:
         """Run ``component``'s steps in pipeline order; None: the component is dropped."""
@@ -215,7 +270,7 @@ class _Canonicalizer:
 
     def structural(self, rule: str, component: str, part: _Part, before: str, after: str) -> None:
         """Record a rule that rewrote a whole component."""
-        self.edits.add(rule, component, part.start, part.start + len(part.raw), before, after)
+        self.edits.whole(rule, component, part.start, part.start + len(part.raw), before, after)
 
     def run(self, parts: Parts) -> Result:
         if parts.form == "asterisk":
@@ -250,8 +305,8 @@ class _Canonicalizer:
     # --- components, in output order
 
     def scheme(self, text: str | None, start: int) -> str | None:
-        if text is None:
-            return None
+        if text is None or self.quiet["scheme"](text):
+            return text
         return self.walk("scheme", text, _Part(text, start))
 
     def userinfo(self, text: str | None, start: int) -> str | None:
@@ -259,10 +314,14 @@ class _Canonicalizer:
             return None
         detect.userinfo(text, start, self.findings)
         detect.escapes(text, "userinfo", start, self.findings)
+        if self.quiet["userinfo"](text):
+            return text
         return self.walk("userinfo", text, _Part(text, start))
 
     def host(self, text: str | None, start: int) -> str:
         text = text or ""
+        if self.quiet["host"](text):
+            return text
         literal = rules.ip_literal(text) if text[:1] == "[" else None
         if literal is not None:
             return self.ip_literal(literal, start)
@@ -298,8 +357,8 @@ class _Canonicalizer:
         return f"[{address}%25{zone}]"
 
     def port(self, port: str | None, start: int, scheme: str | None, form: str) -> str | None:
-        if port is None:
-            return None
+        if port is None or (port[:1] not in ("", "0") and DEFAULT_PORTS.get(scheme or "") != port):
+            return port
         part = _Part(port, start)
         part.scheme, part.form = scheme, form
         return self.walk("port", port, part)
@@ -314,12 +373,14 @@ class _Canonicalizer:
         has_authority: bool,
     ) -> str:
         text = text or ""
+        relative = form != "origin" and scheme is None and not has_authority and text[:1] != "/"
+        detect.path(text, start, not relative, self.findings)
+        detect.escapes(text, "path", start, self.findings)
+        if self.quiet["path"](text):
+            return text
         part = _Part(text, start)
         part.form, part.scheme, part.host, part.has_authority = form, scheme, host, has_authority
-        part.relative = form != "origin" and scheme is None and not has_authority
-        part.relative = part.relative and text[:1] != "/"
-        detect.path(text, start, not part.relative, self.findings)
-        detect.escapes(text, "path", start, self.findings)
+        part.relative = relative
         if part.relative and ":" in text.partition("/")[0]:
             # §4.2: "a:b" is no relative-path reference (it reads as a scheme), even when dot
             # removal would drop the segment; a strict policy says so.
@@ -332,6 +393,8 @@ class _Canonicalizer:
         if text is None:
             return None
         detect.escapes(text, "query", start, self.findings)
+        if self.quiet["query"](text):
+            return text
         part = _Part(text, start)
         part.host = host
         return self.walk("query", text, part)
@@ -341,6 +404,8 @@ class _Canonicalizer:
             return None
         if not self.on("strip-fragment"):
             detect.escapes(text, "fragment", start, self.findings)
+        if self.quiet["fragment"](text):
+            return text
         return self.walk("fragment", text, _Part(text, start))
 
 
@@ -390,7 +455,7 @@ def _numeric_host(c: _Canonicalizer, text: str, p: _Part) -> str:
 def _drop_empty_port(c: _Canonicalizer, port: str, p: _Part) -> str | None:
     if port != "" or p.form == "authority":
         return port
-    c.edits.add("drop-empty-port", "port", p.start - 1, p.start, ":", "")
+    c.edits.whole("drop-empty-port", "port", p.start - 1, p.start, ":", "")
     return None
 
 
@@ -404,7 +469,9 @@ def _strip_port_zeros(c: _Canonicalizer, port: str, p: _Part) -> str:
 
 def _drop_default_port(c: _Canonicalizer, port: str, p: _Part) -> str | None:
     if p.form != "authority" and p.scheme is not None and DEFAULT_PORTS.get(p.scheme) == port:
-        c.edits.add("drop-default-port", "port", p.start - 1, p.start + len(p.raw), ":" + port, "")
+        c.edits.whole(
+            "drop-default-port", "port", p.start - 1, p.start + len(p.raw), ":" + port, ""
+        )
         return None
     return port
 
@@ -483,7 +550,7 @@ def _empty_path(c: _Canonicalizer, text: str, p: _Part) -> str:
         and p.form != "authority"
         and (p.scheme is None or p.scheme in DEFAULT_PORTS)
     ):
-        c.edits.add("empty-path", "path", p.start, p.start, "", "/")
+        c.edits.whole("empty-path", "path", p.start, p.start, "", "/")
         return "/"
     return text
 
@@ -495,7 +562,7 @@ def _dot_prefix(c: _Canonicalizer, text: str, p: _Part) -> str:
     if guard:
         # Not a repair: an invalid input ("1a:b") was refused above; a guard that
         # normalizing made necessary keeps a valid input valid.
-        c.edits.add("dot-prefix", "path", p.start, p.start, "", guard)
+        c.edits.whole("dot-prefix", "path", p.start, p.start, "", guard)
     return guard + text
 
 
@@ -524,7 +591,7 @@ def _drop_empty_query(c: _Canonicalizer, text: str, p: _Part) -> str | None:
 
 
 def _strip_fragment(c: _Canonicalizer, text: str, p: _Part) -> None:
-    c.edits.add("strip-fragment", "fragment", p.start - 1, p.start + len(text), "#" + text, "")
+    c.edits.whole("strip-fragment", "fragment", p.start - 1, p.start + len(text), "#" + text, "")
     return None
 
 
@@ -568,14 +635,37 @@ def _runs(step: Step, on: frozenset[str]) -> bool:
     return step.name == CHARACTERS or key in _ALWAYS or not on.isdisjoint(step.rules)
 
 
+def _running(on: frozenset[str]) -> dict[str, tuple[Step, ...]]:
+    """The steps a policy's rules switch on, per component, in pipeline order."""
+    return {c: tuple(s for s in PIPELINE if s.component == c and _runs(s, on)) for c in COMPONENTS}
+
+
+def _step_names(on: frozenset[str]) -> dict[str, tuple[str, ...]]:
+    return {c: tuple(s.name for s in steps) for c, steps in _running(on).items()}
+
+
 @lru_cache(maxsize=64)
 def _steps(on: frozenset[str]) -> dict[str, tuple[_Handler, ...]]:
     """The handlers of the steps a policy's rules switch on, per component, in pipeline order."""
-    steps: dict[str, list[_Handler]] = {}
-    for step in PIPELINE:
-        handler = _HANDLERS[step.component, step.name, step.when]
-        if _runs(step, on):
-            steps.setdefault(step.component, []).append(handler)
-    return {component: tuple(handlers) for component, handlers in steps.items()} | {
-        component: () for component in ("scheme", "port") if component not in steps
+    return {
+        c: tuple(_HANDLERS[s.component, s.name, s.when] for s in steps)
+        for c, steps in _running(on).items()
     }
+
+
+# --- the compiled entry (core/_speedups.c): `canonicalize` itself, with the twin in front
+
+
+def _declined(target: str, policy: Policy, form: str, host: str | None) -> Result:
+    """`canonicalize` of a str target that the compiled twin declined: the fast path for an
+    already canonical target, then the reference."""
+    return accel.canonical_already(target, policy, form) or _reference(target, policy, form, host)
+
+
+def _after_twin_or_reference(result: Result, policy: Policy, form: str, host: str | None) -> Result:
+    """The query rules on the twin's ``result``, or the reference where they cannot run."""
+    return _after_twin(result, policy, host) or _reference(result.input, policy, form, host)
+
+
+if not TYPE_CHECKING:  # the same function, entered in C: no Python frame for a served target
+    canonicalize = accel.entry(canonicalize, _declined, _after_twin_or_reference)

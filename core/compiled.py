@@ -13,12 +13,14 @@ import os
 from collections.abc import Callable
 
 from . import charsets
-from .result import Edit, Finding, Result
+from .pipeline import RULES
+from .result import FOLD_AFTER, Edit, Finding, Result
 
 Twin = Callable[[str, int, str], Result | None]
 
 twin: Twin | None = None
 declined: Callable[[], str | None] | None = None  # why the twin's last call returned None
+entry: Callable[..., Callable[..., Result]] | None = None  # the public canonicalize, in C
 _flags: dict[str, int] = {}
 _unreserved_2396 = 0
 
@@ -30,6 +32,7 @@ if not os.environ.get("URLSAN_NO_EXTENSIONS"):
     else:
         twin = _speedups.canonicalize
         declined = _speedups.declined
+        entry = _speedups.entry
         _flags = _speedups.FLAGS
         _unreserved_2396 = _speedups.UNRESERVED_2396
 
@@ -52,6 +55,10 @@ def setup(default_ports: dict[str, str]) -> None:
         chars(charsets.UNRESERVED),
         chars(charsets.UNRESERVED_2396),
         default_ports,
+        FOLD_AFTER,
+        tuple(rule.name for rule in RULES),
+        chars(charsets.USERINFO),
+        chars(charsets.REG_NAME),
     )
 
 

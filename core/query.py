@@ -32,7 +32,7 @@ def drop(drops: NameTest | None, edits: Edits, text: str, start: int, raw: str) 
     kept = "&".join(p for p in text.split("&") if not drops(name(p)))
     if kept == text:
         return text
-    edits.add("drop-params", "query", start, start + len(raw), text, kept)
+    edits.whole("drop-params", "query", start, start + len(raw), text, kept)
     return kept or None  # nothing of the query is left, not even an empty one
 
 
@@ -42,7 +42,7 @@ def sort(edits: Edits, text: str, start: int, raw: str) -> str:
         return text
     ordered = "&".join(sorted(text.split("&"), key=name))
     if ordered != text:
-        edits.add("sort-query", "query", start, start + len(raw), text, ordered)
+        edits.whole("sort-query", "query", start, start + len(raw), text, ordered)
     return ordered
 
 
@@ -50,7 +50,7 @@ def drop_empty(edits: Edits, text: str, start: int) -> str | None:
     """drop-empty-query: "/a?" → "/a"."""
     if text:
         return text
-    edits.add("drop-empty-query", "query", start - 1, start, "?", "")
+    edits.whole("drop-empty-query", "query", start - 1, start, "?", "")
     return None
 
 
@@ -61,7 +61,7 @@ def path_params(drops: NameTest, edits: Edits, text: str, start: int, raw: str) 
         return text
     kept = _PATH_PARAM.sub(lambda m: "" if drops(m[1]) else m[0], text)
     if kept != text:
-        edits.add("drop-params", "path", start, start + len(raw), text, kept)
+        edits.whole("drop-params", "path", start, start + len(raw), text, kept)
     return kept
 
 

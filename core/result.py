@@ -8,6 +8,12 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+# Edits one component keeps apart before the rest of its character rewrites fold into the last
+# (issue #13): a megabyte of alternating hostile rewrites ("\x01%" * 2**19) is then a handful of
+# edits, not a million objects, while every real target keeps one edit per run.  Handed to the
+# compiled twin by `compiled.setup`, so both fold at the same place.
+FOLD_AFTER = 64
+
 
 class Edit(NamedTuple):
     """One rewrite: ``rule`` changed ``before`` into ``after`` in ``component``.
@@ -17,6 +23,11 @@ class Edit(NamedTuple):
     the characters they touched, and adjacent edits of one rule merge into one.  Structural rules
     (dot segments, ports, query order) cover the whole component, and ``before``/``after`` show
     the component as that rule saw and left it.
+
+    A component's character rewrites after its first `FOLD_AFTER` edits fold into its last edit,
+    adjacent or not: that edit then spans them all, untouched text between included in both
+    ``before`` and ``after``, and ``rule`` names each rule it holds once, in pipeline order,
+    joined by ``+`` (``encode-stray-percent+encode-unsafe``); `rules` splits them.
     """
 
     rule: str
@@ -25,6 +36,11 @@ class Edit(NamedTuple):
     end: int
     before: str
     after: str
+
+    @property
+    def rules(self) -> tuple[str, ...]:
+        """The rules that made this edit: one, or several for a folded edit."""
+        return tuple(self.rule.split("+"))
 
     def as_dict(self) -> dict[str, Any]:
         return self._asdict()

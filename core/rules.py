@@ -13,65 +13,126 @@ from functools import lru_cache
 import idna
 
 from . import charsets
-from .result import Edit, InvalidTarget
+from .pipeline import RULES
+from .result import FOLD_AFTER, Edit, InvalidTarget
 
 _HEX = "0123456789ABCDEF"
 
 
 class Edits:
-    """Collects edits; adjacent edits of one rule in one component merge into one (issue #13).
+    """Collects the edits of one canonicalization, merged and folded (issue #13).
 
-    A run of rewrites by one rule ("%%%", "%41%42", "ééé") is one `Edit` from the first start to
-    the last end, whose ``before`` and ``after`` are the texts of the run, so that
-    ``input[start:end] == before`` still holds for a character rule.  The last edit stays open
-    (``rule``, ``component``, ``start``, ``end`` and the texts in ``befores``/``afters``) until an
-    edit arrives that it cannot take, and is only then made an `Edit`: a run costs one list
-    append per rewrite and one join, in linear time.
+    A character rule's rewrite (`add`) covers exactly the characters it touched.  A run of
+    rewrites by one rule ("%%%", "%41%42", "ééé") is one `Edit` from the first start to the last
+    end.  Once a component holds `FOLD_AFTER` edits, each further character rewrite of it joins
+    the last edit, whatever its rule and however far it lies (never backwards): the untouched
+    text between is copied unchanged by the pass that rewrote, so it stands in ``after`` as the
+    pass read it (`view`) and ``before`` is still ``input[start:end]``.  A structural rule's
+    edit (`whole`) neither merges nor folds.
+
+    The last character edit stays open (``rule``, ``start``, ``end``, the texts after in
+    ``afters``) until one arrives that it cannot take: a run costs one list append per rewrite
+    and one join, in linear time.
+
+    Two components are read in two passes, each of which keeps the text's length: the host
+    (lowercase-host, then the characters) and the path under backslash-as-slash.  Each pass
+    folds its own edits; a folded edit of the first pass may then span characters the second
+    rewrites, and the edits apply pass by pass (every offset is the input's).
     """
 
     __slots__ = (
         "afters",
-        "befores",
+        "before",
         "component",
+        "count",
         "done",
         "end",
+        "folded",
         "rule",
         "start",
         "strict",
+        "text",
+        "view",
+        "view_start",
     )
 
-    def __init__(self, strict: bool) -> None:
+    def __init__(self, strict: bool, text: str = "") -> None:
         self.done: list[Edit] = []
-        self.rule = ""  # "": no open edit
-        self.component = ""
+        self.rule = ""  # "": no open character edit
+        self.component = ""  # the last edit's, open or done
+        self.count = 0  # how many edits ``component`` holds
         self.start = self.end = -1
-        self.befores: list[str] = []
+        self.before = ""  # the open edit's first text before
         self.afters: list[str] = []
+        self.folded: set[str] | None = None  # the rules of a folded open edit
         self.strict = strict
+        self.text = text  # the input
+        # The text the running character pass reads, at its offset in the input.
+        self.view = text
+        self.view_start = 0
 
     def add(self, rule: str, component: str, start: int, end: int, before: str, after: str) -> None:
-        if start == self.end and rule == self.rule and component == self.component:
-            self.end = end
-            self.befores.append(before)
-            self.afters.append(after)
-            return
-        if self.rule:
-            self._close()
+        """A character rule rewrote ``before``, the input's text from ``start`` to ``end``."""
+        if self.rule and component == self.component:
+            if start == self.end and rule == self.rule:
+                self.end = end
+                self.afters.append(after)
+                return
+            if self.count >= FOLD_AFTER and start >= self.end:
+                self._fold(rule, start, end, after)
+                return
+        self._open(component)
         self.rule = rule
-        self.component = component
         self.start = start
         self.end = end
-        self.befores = [before]
+        self.before = before
         self.afters = [after]
 
+    def whole(
+        self, rule: str, component: str, start: int, end: int, before: str, after: str
+    ) -> None:
+        """A structural rule rewrote a component: ``before`` is the component as it saw it."""
+        self._open(component)
+        self.done.append(_new(Edit, (rule, component, start, end, before, after)))
+
+    def _open(self, component: str) -> None:
+        if self.rule:
+            self._close()
+        if component == self.component:
+            self.count += 1
+        else:
+            self.component = component
+            self.count = 1
+
+    def _fold(self, rule: str, start: int, end: int, after: str) -> None:
+        if start > self.end:
+            self.afters.append(self._gap(self.end, start))
+        self.afters.append(after)
+        self.end = end
+        if self.folded is None:
+            self.folded = {self.rule}
+        self.folded.add(rule)
+
+    def _gap(self, start: int, end: int) -> str:
+        """The input's text from ``start`` to ``end`` as the running pass read it."""
+        at = self.view_start
+        if at <= start and end <= at + len(self.view):
+            return self.view[start - at : end - at]
+        return self.text[start:end]
+
     def _close(self) -> None:
-        befores, afters = self.befores, self.afters
-        before = befores[0] if len(befores) == 1 else "".join(befores)
-        after = afters[0] if len(afters) == 1 else "".join(afters)
+        afters = self.afters
+        if len(afters) == 1:
+            before, after = self.before, afters[0]
+        else:
+            before, after = self.text[self.start : self.end], "".join(afters)
+        rule = self.rule
+        if self.folded is not None:
+            rule = folded_name(frozenset(self.folded))
+            self.folded = None
         # Edit's own __new__ is Python code: tuple.__new__ is a third faster per edit.
-        self.done.append(
-            _new(Edit, (self.rule, self.component, self.start, self.end, before, after))
-        )
+        self.done.append(_new(Edit, (rule, self.component, self.start, self.end, before, after)))
+        self.rule = ""
 
     def __len__(self) -> int:
         return len(self.done) + (1 if self.rule else 0)
@@ -89,12 +150,17 @@ class Edits:
     def freeze(self) -> tuple[Edit, ...]:
         if self.rule:
             self._close()
-            self.rule = ""
-            self.end = -1
         return tuple(self.done)
 
 
 _new = tuple.__new__
+_RANK = {rule.name: i for i, rule in enumerate(RULES)}
+
+
+@lru_cache(maxsize=256)
+def folded_name(rules: frozenset[str]) -> str:
+    """A folded edit's rule: the names of its rules in `pipeline.RULES` order, joined by "+"."""
+    return "+".join(sorted(rules, key=_RANK.__getitem__))
 
 
 # --- Characters: decode-unreserved, uppercase-escape, encode-stray-percent, encode-unsafe,
@@ -120,7 +186,7 @@ _NOT_FOUND = ("", "")
 class Scanner:
     """The character rules of one component: an escape table and two compiled patterns."""
 
-    __slots__ = ("clean", "component", "escapes", "single", "unsafe")
+    __slots__ = ("clean", "component", "escapes", "kept", "single", "unsafe")
 
     def __init__(
         self,
@@ -169,12 +235,19 @@ class Scanner:
         for pair, hit in self.escapes.items():
             if hit is _NOT_FOUND and pair == pair.upper():
                 kept[pair[0]] = kept.get(pair[0], "") + pair[1]
-        canonical = "|".join(f"{hi}[{''.join(sorted(lo))}]" for hi, lo in sorted(kept.items()))
-        self.clean = re.compile(f"(?:[{allowed}]++|%(?:{canonical}))*+").fullmatch
+        self.kept = "|".join(f"{hi}[{''.join(sorted(lo))}]" for hi, lo in sorted(kept.items()))
+        self.clean = re.compile(f"(?:[{allowed}]++|%(?:{self.kept}))*+").fullmatch
+
+    def unit(self, without: str = "") -> str:
+        """A regex of one unit of text that no character rule changes here: an allowed
+        character (less those in ``without``), or an escape that is canonical already."""
+        chars = charsets.regex_class(charsets.ALLOWED[self.component] - set(without))
+        return f"[{chars}]|%(?:{self.kept})"
 
     def scan(self, text: str, start: int, edits: Edits) -> str:
         if self.clean(text):
             return text
+        edits.view, edits.view_start = text, start  # what a fold copies between edits
         if "%" not in text:
             return self._unsafe(text, start, edits)
         return self._escapes(text, start, edits)

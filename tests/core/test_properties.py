@@ -3,7 +3,8 @@
 - never raises outside strict; the output is ASCII and an RFC 3986 URI-reference (abnf.py);
 - idempotent: the output canonicalizes to itself with no edits, in the same form;
 - the default profile keeps the meaning a server sees (meaning.py);
-- ``edits`` is empty exactly when nothing changed, and character edits point into the input.
+- ``edits`` is empty exactly when nothing changed, and character edits point into the input;
+- many rewrites in a component fold into at most FOLD_AFTER + 1 edits that keep those invariants.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from abnf import AUTHORITY_FORM, URI_REFERENCE
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 from meaning import server_view
-from urlsan.core import InvalidTarget, Policy, canonicalize
+from urlsan.core import RULES, InvalidTarget, Policy, canonicalize
+from urlsan.core.result import FOLD_AFTER, Edit
 from urlsan.core.split import split
 
 
@@ -198,7 +200,7 @@ def test_edits_describe_the_rewrite(policy: Policy, target: str) -> None:
     for edit in result.edits:
         assert 0 <= edit.start <= edit.end <= len(target), edit
         assert edit.before != edit.after, edit
-        if edit.rule in CHARACTER_RULES:
+        if set(edit.rules) <= CHARACTER_RULES:
             assert target[edit.start : edit.end] == edit.before, (edit, target)
     for finding in result.findings:
         assert 0 <= finding.offset <= len(target), finding
@@ -212,7 +214,7 @@ def test_edits_point_into_the_input_in_every_form(target: str, form: str) -> Non
     assert (result.edits == ()) == (result.url == target)
     for edit in result.edits:
         assert 0 <= edit.start <= edit.end <= len(target), edit
-        if edit.rule in CHARACTER_RULES:
+        if set(edit.rules) <= CHARACTER_RULES:
             assert target[edit.start : edit.end] == edit.before, (edit, target)
     again = canonicalize(result.url, form=form)
     assert again.url == result.url
@@ -354,3 +356,93 @@ def test_equivalent_spellings_get_one_form(
 )
 def test_different_meanings_stay_distinct(a: str, b: str) -> None:
     assert canonicalize(a).url != canonicalize(b).url
+
+
+# --- The fold (issue #13): components with many rewrites, of alternating rules or apart.
+
+_RANK = {rule.name: i for i, rule in enumerate(RULES)}
+_COMPONENT_ORDER = ("scheme", "userinfo", "host", "port", "path", "query", "fragment")
+# Units that each make a rewrite (or none, "a"), in every component they can stand in.
+_REWRITE = st.sampled_from(
+    ["%", "\x01", "%41", "%7e", "%3c", "é", "%zz", "\udcff", " ", "a", "%00", "%0d", "A", "<"]
+)
+_SLASHES = st.sampled_from(["\\", "%2F", "%2f", "%5c"])
+
+
+def _body(draw: st.DrawFn, extra: st.SearchStrategy[str] = _REWRITE) -> str:
+    """A short pattern of units repeated until it makes up to 3 * FOLD_AFTER rewrites, with a
+    few units after it (generating one long list is slow)."""
+    pattern = "".join(draw(st.lists(st.one_of(_REWRITE, extra), min_size=1, max_size=6)))
+    tail = "".join(draw(st.lists(_REWRITE, max_size=4)))
+    return pattern * draw(st.integers(FOLD_AFTER // 6, 3 * FOLD_AFTER)) + tail
+
+
+@st.composite
+def many_rewrites(draw: st.DrawFn) -> str:
+    """A target with up to 3 * FOLD_AFTER rewrites in some of its components."""
+    body = {c: _body(draw) if draw(st.booleans()) else "" for c in _COMPONENT_ORDER}
+    path = "/x" + (_body(draw, _SLASHES) if draw(st.booleans()) else "")  # "/x": no "//", "/."
+    tail = f"{path}?{body['query']}#{body['fragment']}"
+    if draw(st.booleans()):
+        return tail
+    return f"http://{body['userinfo']}@{body['host'] or 'h'}{tail}"
+
+
+def _passes(edits: list[Edit]) -> list[list[Edit]]:
+    """A component's character edits, cut where one starts before the last ended: the passes
+    over it (host: lowercase-host, then the characters; path: backslash-as-slash, then them)."""
+    passes: list[list[Edit]] = []
+    for edit in edits:
+        if passes and edit.start >= passes[-1][-1].end:
+            passes[-1].append(edit)
+        else:
+            passes.append([edit])
+    return passes
+
+
+def _apply(text: str, start: int, passes: list[list[Edit]]) -> str:
+    for edits in passes:  # a pass before the last keeps the length: the offsets hold
+        out, pos = [], start
+        for edit in edits:
+            out += (text[pos - start : edit.start - start], edit.after)
+            pos = edit.end
+        out.append(text[pos - start :])
+        text = "".join(out)
+    return text
+
+
+def _spans(target: str, form: str) -> dict[str, tuple[str | None, int]]:
+    parts = split(target, form)
+    return dict(zip(_COMPONENT_ORDER, parts[1:], strict=True))
+
+
+@pytest.mark.parametrize("policy", POLICIES, ids=POLICY_IDS)
+@given(target=many_rewrites())
+@example(target="/x" + "\x01%" * (2 * FOLD_AFTER))
+@example(target="http://" + "A%" * (2 * FOLD_AFTER) + "/x")
+@example(target="/x" + "\\%" * (2 * FOLD_AFTER))
+def test_many_rewrites_fold_and_keep_the_invariants(policy: Policy, target: str) -> None:
+    result = canonicalize(target, policy)
+    form = detect_form(target)
+    ranks = [_COMPONENT_ORDER.index(e.component) for e in result.edits]
+    assert ranks == sorted(ranks), result.edits
+    for edit in result.edits:
+        assert all(rule in _RANK for rule in edit.rules), edit
+        assert "+".join(sorted(set(edit.rules), key=_RANK.__getitem__)) == edit.rule, edit
+        if len(edit.rules) > 1:
+            assert set(edit.rules) <= CHARACTER_RULES, edit
+    before, after = _spans(target, form), _spans(result.url, form)
+    for component in _COMPONENT_ORDER:
+        edits = [e for e in result.edits if e.component == component]
+        chars = [e for e in edits if set(e.rules) <= CHARACTER_RULES]
+        assert len(chars) <= FOLD_AFTER + 1, (component, len(chars))
+        for edit in chars:
+            assert target[edit.start : edit.end] == edit.before, edit
+        passes = _passes(chars)
+        assert len(passes) <= 2, passes  # in order, within each pass over the component
+        text, start = before[component]
+        if edits == chars and text is not None:  # character edits alone: they make the output
+            assert _apply(text, start, passes) == after[component][0], component
+    again = canonicalize(result.url, policy)
+    assert again.url == result.url, (result, again)
+    assert again.edits == ()

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from urlsan.core import InvalidTarget, Policy, canonicalize, rules
+from urlsan.core.result import FOLD_AFTER
 
 UNRESERVED = set(string.ascii_letters + string.digits + "-._~")  # §2.3
 SUB_DELIMS = set("!$&'()*+,;=")  # §2.2
@@ -406,7 +407,7 @@ def test_parse_ipv4_urlcanon(host: str, expected: str | None) -> None:
 
 
 def test_edits_merge_adjacent_rewrites_of_one_rule() -> None:
-    edits = rules.Edits(False)
+    edits = rules.Edits(False, "/ <>é_é")
     edits.add("encode-unsafe", "path", 1, 2, " ", "%20")
     edits.add("encode-unsafe", "path", 2, 3, "<", "%3C")
     edits.add("encode-unsafe", "query", 3, 4, ">", "%3E")  # another component
@@ -422,6 +423,110 @@ def test_edits_merge_adjacent_rewrites_of_one_rule() -> None:
         ("encode-non-ascii", "query", 6, 7, "é", "%C3%A9"),
     ]
     assert edits.freeze() == frozen  # freezing twice changes nothing
+
+
+def test_structural_edits_neither_merge_nor_fold() -> None:
+    text = "/" + "a%" * (FOLD_AFTER + 2)
+    edits = rules.Edits(False, text)
+    for i in range(FOLD_AFTER):
+        edits.add("encode-stray-percent", "path", 2 + 2 * i, 3 + 2 * i, "%", "%25")
+    end = 2 * FOLD_AFTER + 1
+    edits.whole("merge-slashes", "path", end, end + 1, "a", "b")  # (not a real rewrite)
+    edits.whole("merge-slashes", "path", end + 1, end + 1, "", "c")  # adjacent, same rule
+    edits.add("encode-stray-percent", "path", end + 2, end + 3, "%", "%25")  # after a structural
+    frozen = edits.freeze()
+    assert len(frozen) == FOLD_AFTER + 3
+    assert [e.rule for e in frozen[-3:]] == [
+        "merge-slashes",
+        "merge-slashes",
+        "encode-stray-percent",
+    ]
+    assert frozen[-1][2:] == (end + 2, end + 3, "%", "%25")
+
+
+# --- The fold (issue #13): once a component holds FOLD_AFTER edits, the rest join the last.
+
+
+def test_alternating_rules_fold_into_one_edit_named_after_them_in_pipeline_order() -> None:
+    target = "/" + "\x01%" * (2 * FOLD_AFTER)
+    r = canonicalize(target)
+    assert r.url == "/" + "%01%25" * (2 * FOLD_AFTER)
+    assert len(r.edits) == FOLD_AFTER
+    for i, edit in enumerate(r.edits[:-1]):  # one per rewrite, alternating
+        rule = "encode-stray-percent" if i % 2 else "encode-unsafe"
+        assert (edit.rule, edit.start, edit.end) == (rule, 1 + i, 2 + i)
+    folded = r.edits[-1]
+    # encode-stray-percent comes before encode-unsafe in pipeline.RULES
+    assert folded.rule == "encode-stray-percent+encode-unsafe"
+    assert folded.rules == ("encode-stray-percent", "encode-unsafe")
+    assert (folded.start, folded.end) == (FOLD_AFTER, len(target))
+    assert folded.before == target[FOLD_AFTER:]
+    assert folded.after == folded.before.replace("%", "%25").replace("\x01", "%01")
+    assert r.url == "/" + "".join(e.after for e in r.edits)
+
+
+def test_rewrites_apart_fold_with_the_text_between() -> None:
+    target = "/" + "a%" * (FOLD_AFTER + 3) + "b"
+    r = canonicalize(target)
+    assert r.url == "/" + "a%25" * (FOLD_AFTER + 3) + "b"
+    assert len(r.edits) == FOLD_AFTER
+    assert all(e.rule == "encode-stray-percent" for e in r.edits)  # one rule: its plain name
+    folded = r.edits[-1]
+    assert (folded.start, folded.end) == (2 * FOLD_AFTER, 2 * FOLD_AFTER + 7)
+    assert folded.before == "%a%a%a%"  # the untouched "a"s between, in both texts
+    assert folded.after == "%25a%25a%25a%25"
+    assert folded.rules == ("encode-stray-percent",)
+
+
+def test_a_fold_stays_in_its_component() -> None:
+    body = "a%" * (FOLD_AFTER + 1)
+    target = "/" + body + "?" + body + "#" + body
+    r = canonicalize(target)
+    for component in ("path", "query", "fragment"):
+        edits = [e for e in r.edits if e.component == component]
+        assert len(edits) == FOLD_AFTER
+        start = target.index(
+            body,
+            1 if component == "path" else target.index({"query": "?", "fragment": "#"}[component]),
+        )
+        assert edits[-1].end == start + len(body)
+        assert edits[0].start == start + 1
+
+
+def test_fewer_than_fold_after_edits_stay_apart() -> None:
+    target = "/" + "\x01%" * (FOLD_AFTER // 2)
+    r = canonicalize(target)
+    assert len(r.edits) == FOLD_AFTER
+    assert all("+" not in e.rule for e in r.edits)
+
+
+def test_a_host_folds_each_of_its_two_passes() -> None:
+    """lowercase-host reads the input, the character rules its lowercased text: each pass folds
+    its own edits, the text between as that pass read it, and the passes apply in turn."""
+    target = "http://" + "A%" * (2 * FOLD_AFTER) + "/"
+    start = len("http://")
+    r = canonicalize(target)
+    host = [e for e in r.edits if e.component == "host"]
+    assert len(host) == FOLD_AFTER + 1
+    lower, chars = host[:FOLD_AFTER], host[FOLD_AFTER:]
+    assert {e.rule for e in lower} == {"lowercase-host"}
+    assert lower[-1].before == target[lower[-1].start : lower[-1].end]
+    assert lower[-1].after == lower[-1].before.lower()
+    (escape,) = chars
+    assert (escape.rule, escape.start) == ("encode-stray-percent", start + 1)
+    assert escape.before == target[escape.start : escape.end]
+    assert escape.after == escape.before.lower().replace("%", "%25")
+    text = target
+    for edit in host:  # pass by pass: lowercase-host keeps the length, so offsets hold
+        text = text[: edit.start] + edit.after + text[edit.end :]
+    assert text == r.url
+
+
+def test_folded_rule_names_follow_the_pipeline() -> None:
+    assert rules.folded_name(frozenset({"encode-unsafe", "decode-unreserved"})) == (
+        "decode-unreserved+encode-unsafe"
+    )
+    assert rules.folded_name(frozenset({"encode-unsafe"})) == "encode-unsafe"
 
 
 @pytest.mark.parametrize(
@@ -473,7 +578,7 @@ def test_canonical_escapes_leave_text_untouched(component: str) -> None:
     """The scanner's first test, one fullmatch, lets canonical escapes through ("%00", "%20")."""
     scanner = rules.scanner(component)
     text = "a%00%20%2F%C3%A9%25b"
-    edits = rules.Edits(False)
+    edits = rules.Edits(False, text)
     assert scanner.scan(text, 0, edits) is text
     assert not edits.freeze()
     for changed in ("%41", "%2f", "%", "%zz", "é", " "):

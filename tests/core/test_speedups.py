@@ -30,10 +30,10 @@ from urlsan.core import compiled
 from urlsan.core.accel import twin_flags
 from urlsan.core.canonical import canonicalize, canonicalize_python
 from urlsan.core.policy import PROFILES, QUERY_RULES, REQUIRED_RULES, RULE_NAMES, Policy
-from urlsan.core.result import Edit, Finding, InvalidTarget, Result
+from urlsan.core.result import FOLD_AFTER, Edit, Finding, InvalidTarget, Result
 
 DATA = Path(__file__).parents[1] / "data"
-FORMS = ("auto", "origin", "absolute")
+FORMS = ("auto", "origin", "absolute", "authority", "asterisk")
 
 needs_twin = pytest.mark.skipif(
     compiled.twin is None,
@@ -338,7 +338,7 @@ def test_twin_matches_reference_under_any_rule_set(target: str, policy: Policy, 
 
 
 @needs_twin
-@given(target=TARGETS, flags=st.integers(0, 2**13 - 1), form=st.sampled_from([*FORMS, "x", ""]))
+@given(target=TARGETS, flags=st.integers(0, 2**15 - 1), form=st.sampled_from([*FORMS, "x", ""]))
 def test_twin_never_raises_for_any_flags(target: str, flags: int, form: str) -> None:
     # Flags no policy produces must still give None or a Result, never an error or a crash.
     assert compiled.twin is not None
@@ -421,21 +421,42 @@ ENGAGES = [
     "http://A_b_C.Example_X.com:0080/",
     "http://127.0.0.1/",
     "http://255.255.255.255:8080/a",
-]
-DECLINES = [
+    # userinfo, IP literals (RFC 6874 zones too), numeric hosts, a trailing dot
     "http://user@h/",
     "http://u:p@h/",
+    "http://User:Pa%73s@H/a",
+    "http://a%7eb@h/",
+    "http://anonymous:@h/",
     "http://[::1]/",
-    "http://[v1.x]/",
+    "http://[2001:DB8::A]:8080/",
+    "http://[FE80::1%25Eth0]/",
+    "http://[fe80::1%en0]/",
+    "http://[fe80::1%25%41%3a]/",
+    "http://[::FFFF:1.2.3.4]/",
     "http://0x7f.1/",
     "http://2130706433/",
     "http://127.0.0.01/",
     "http://127.1/",
     "http://1.2.3.256/",
     "http://a_b.1/",
+    "http://h./",
+    "http://1.2.3.4./",
+    "http://a!$&'()*+,;=~b/",
+    # authority-form and asterisk-form (RFC 9112 §3.2.3, §3.2.4)
+    "127.0.0.1:8080",
+    "[::1]:443",
+    "1.2.3.4:0443",
+    "*",
+]
+DECLINES = [
+    "http://[v1.x]/",
+    "http://[::1.2.3.04]/",
+    "http://[::1%41]/",
+    "http://[::1/",
     "http://bücher.ch/",
     "http://xn--bcher-kva.ch%41/",
-    "http://h./",
+    "http://a b/",
+    "http://h:a/",
     "//a",
     "//a/b",
     "ftp://h/",
@@ -445,7 +466,6 @@ DECLINES = [
     "http://h:80:80/",
     "http://h:8a/",
     "h:443",
-    "*",
     "",
     "a/b",
 ]
@@ -454,7 +474,8 @@ DECLINES = [
 @needs_twin
 @pytest.mark.parametrize("target", ENGAGES)
 def test_twin_engages(target: str) -> None:
-    for form in ("auto", "absolute" if "://" in target else "origin"):
+    explicit = "absolute" if "://" in target else "origin" if target[:1] == "/" else "auto"
+    for form in ("auto", explicit):
         result = check_twin(target, Policy(), form)
         assert result is not None, f"the twin declined {target!r} (form={form})"
         assert canonicalize(target, form=form) == canonicalize_python(target, form=form)
@@ -510,9 +531,9 @@ def test_declined_says_why() -> None:
     assert compiled.twin is not None and compiled.declined is not None
     flags = twin_flags(Policy())
     for target, why in [
-        ("http://u@h/", "userinfo"),
-        ("http://[::1]/", "IP literal"),
-        ("http://0x7f.1/", "numeric host, not dotted-decimal"),
+        ("http://bücher.ch/", "non-ASCII host (IDN)"),
+        ("http://[v1.x]/", "IPvFuture literal"),
+        ("http://h%41/", "escape in the host"),
         ("ftp://h/", "scheme without a default port"),
     ]:
         assert compiled.twin(target, flags, "auto") is None
@@ -526,7 +547,7 @@ def test_declined_says_why() -> None:
 def test_twin_declines(target: str) -> None:
     assert compiled.twin is not None
     for policy in TWIN_POLICIES.values():
-        for form in FORMS:
+        for form in ("auto", "origin", "absolute"):  # as authority-form, "a:b" may be served
             assert compiled.twin(target, twin_flags(policy), form) is None, (target, policy, form)
     for policy in POLICIES.values():
         for form in FORMS:
@@ -630,3 +651,53 @@ def test_twin_matches_reference_on_long_inputs(unit: str) -> None:
         assert check_twin(target, Policy(), "auto") is not None, (unit, where)
         for policy in LONG_POLICIES[1:]:
             check_twin(target, policy, "auto")
+
+
+# --- the edit fold (issue #13): past FOLD_AFTER edits, a component's character edits fold
+
+FOLD_UNITS = ["\x01%", "a%", "%41%", "é\x01", "%7e%2f", "%zz%41", " a", "%00%0d", "\udcff%41b"]
+
+
+def character_edits(result: Result) -> dict[str, list[Edit]]:
+    """Each component's character edits (those whose rules are all character rules)."""
+    chars = {"decode-unreserved", "uppercase-escape", "encode-stray-percent", "encode-unsafe"}
+    chars |= {"encode-non-ascii", "lowercase-host"}
+    found: dict[str, list[Edit]] = {}
+    for edit in result.edits:
+        if set(edit.rules) <= chars:
+            found.setdefault(edit.component, []).append(edit)
+    return found
+
+
+@needs_twin
+@pytest.mark.parametrize("unit", FOLD_UNITS)
+def test_twin_folds_as_the_reference(unit: str) -> None:
+    """Many rewrites per component, of alternating rules or apart: the twin folds them where
+    the reference does, into at most FOLD_AFTER edits per component that keep the invariants."""
+    body = unit * (3 * FOLD_AFTER)
+    targets = [
+        "/" + body + "?" + body + "#" + body,
+        "HTTP://A_B_" + "C_d_" * (2 * FOLD_AFTER) + ".example/" + body,
+        "/?" + body[: FOLD_AFTER // 2] + "x" * 10 + body,
+    ]
+    for target in targets:
+        for policy in POLICIES.values():
+            got = check_twin(target, policy, "auto")
+            if got is None:
+                continue
+            for component, edits in character_edits(got).items():
+                assert len(edits) <= FOLD_AFTER, (component, len(edits))
+                for edit in edits:
+                    assert target[edit.start : edit.end] == edit.before, edit
+            assert [e.start for e in got.edits] == sorted(e.start for e in got.edits)
+    folded = compiled.twin and compiled.twin("/" + body, twin_flags(Policy()), "auto")
+    assert folded is not None and len(folded.edits) <= FOLD_AFTER
+
+
+@needs_twin
+@given(
+    pieces=st.lists(TAME_PIECE, min_size=FOLD_AFTER, max_size=3 * FOLD_AFTER),
+    where=st.sampled_from(["/", "/?", "/#", "http://h/", "http://h/a?b#"]),
+)
+def test_twin_folds_like_the_reference_on_many_rewrites(pieces: list[str], where: str) -> None:
+    check_everywhere(where + "".join(pieces))
