@@ -30,6 +30,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any, NamedTuple
 
 from mitmproxy import command, ctx, exceptions, flowfilter, http
+from mitmproxy.net.http import url
 
 from .._about import warn_if_no_twin
 from ..audit import record as audit_record
@@ -38,7 +39,16 @@ from ..audit.record import MAX_EDITS, MAX_TEXT
 from ..audit.redact import DEFAULT_REDACT, Redactor
 from ..core import Edit, Finding, InvalidTarget, Policy
 from .signed import detect_signature, may_carry_signature
-from .target import Checked, check_host, check_target, lower_priority, wire_safe
+from .target import (
+    MAX_CACHED_HOST,
+    Checked,
+    HostCheck,
+    check_target,
+    edit_rules,
+    host_check,
+    lower_priority,
+    wire_safe,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -64,14 +74,14 @@ class Settings(NamedTuple):
     filter: flowfilter.TFilter | None
     redactor: Redactor
     signed: str
-    max_inline: int = MAX_INLINE
-    max_target: int = MAX_TARGET
-
-    def target_policies(self) -> tuple[Policy, Policy | None, Policy]:
-        """`check_target`'s policy, fragment_policy and lenient arguments for this mode."""
-        if self.mode == "reject":
-            return self.strict, self.strict_fragment, self.lenient
-        return self.policy, None, self.lenient
+    max_inline: int
+    max_target: int
+    # Derived once here, since every request reads them: `check_target`'s policy,
+    # fragment_policy and lenient arguments for this mode, and `check_host` cached for the policy
+    # the mode checks hosts with and for the lenient one.
+    targets: tuple[Policy, Policy | None, Policy]
+    hosts: HostCheck
+    lenient_hosts: HostCheck
 
 
 def parse_settings(
@@ -119,17 +129,24 @@ def parse_settings(
             flt = flowfilter.parse(filter_expr)
         except ValueError as e:
             raise ValueError(f"urlsan_filter: {e}") from e
+    strict = dataclasses.replace(policy, strict=True)
+    strict_fragment = strict.with_rules("-strip-fragment")
+    lenient = dataclasses.replace(policy, strict=False).with_rules("-reject-escaped-slash")
+    reject = mode == "reject"
     return Settings(
         mode=mode,
         policy=policy,
-        strict=dataclasses.replace(policy, strict=True),
-        strict_fragment=dataclasses.replace(policy, strict=True).with_rules("-strip-fragment"),
-        lenient=dataclasses.replace(policy, strict=False).with_rules("-reject-escaped-slash"),
+        strict=strict,
+        strict_fragment=strict_fragment,
+        lenient=lenient,
         filter=flt,
         redactor=Redactor.of(redact),
         signed=signed,
         max_inline=max_inline,
         max_target=max_target,
+        targets=(strict, strict_fragment, lenient) if reject else (policy, None, lenient),
+        hosts=host_check(strict if reject else policy),
+        lenient_hosts=host_check(lenient),
     )
 
 
@@ -335,29 +352,31 @@ class UrlSanitizer:
             return None
         raw = request.data.path
         if len(raw) > settings.max_inline:
+            if len(raw) > settings.max_target:
+                self._handle_oversize(flow, settings)  # never canonicalized: nothing to wait for
+                return None
             return self._check_long(flow, settings)
+        host_header = _host_header(request)
         try:
             target = check_target(
-                raw, _form(raw), *settings.target_policies(), host=request.pretty_host
+                raw, _form(raw), *settings.targets, host=_sent_to(request, host_header)
             )
         except Exception:
             self._failed(flow, settings)
             return None
-        self._handle(flow, settings, target)
+        self._handle(flow, settings, target, host_header)
         return None
 
     async def _check_long(self, flow: http.HTTPFlow, settings: Settings) -> None:
         raw = flow.request.data.path
-        if len(raw) > settings.max_target:
-            self._handle_oversize(flow, settings)
-            return
+        host_header = _host_header(flow.request)
         job = functools.partial(
             check_target,
             raw,
             _form(raw),
-            *settings.target_policies(),
+            *settings.targets,
             limit=MAX_TEXT + 1,
-            host=flow.request.pretty_host,
+            host=_sent_to(flow.request, host_header),
         )
         try:
             target = await asyncio.get_running_loop().run_in_executor(self._pool(), job)
@@ -368,7 +387,7 @@ class UrlSanitizer:
             return
         if flow.response or flow.error or not flow.live:
             return  # the client went away, or the flow was killed, while we waited
-        self._handle(flow, settings, target)
+        self._handle(flow, settings, target, host_header)
 
     def _pool(self) -> ProcessPoolExecutor:
         if self._workers is None:
@@ -379,15 +398,17 @@ class UrlSanitizer:
             self._workers = ProcessPoolExecutor(1, mp_context=context, initializer=lower_priority)
         return self._workers
 
-    def _handle(self, flow: http.HTTPFlow, settings: Settings, target: Checked) -> None:
+    def _handle(
+        self, flow: http.HTTPFlow, settings: Settings, target: Checked, host_header: str | None
+    ) -> None:
         request = flow.request
-        saved = (request.data.path, request.data.authority, request.headers.fields)
+        saved = (request.data.path, request.data.authority, request.data.headers.fields)
         try:
-            outcome = self._decide(request, settings, target)
+            outcome = self._decide(request, settings, target, host_header)
             self._apply(flow, outcome)
         except Exception:
             # Never drop or corrupt a request because of urlsan: restore what it was.
-            request.data.path, request.data.authority, request.headers.fields = saved
+            request.data.path, request.data.authority, request.data.headers.fields = saved
             self._failed(flow, settings)
             return
         self._done_with(flow, outcome)
@@ -438,8 +459,9 @@ class UrlSanitizer:
     def _done_with(self, flow: http.HTTPFlow, outcome: Outcome) -> None:
         """Count the outcome and write its audit record."""
         self.actions[outcome.action] += 1
-        if outcome.rules:
-            self.rules.update(outcome.rules)
+        rules = self.rules
+        for rule in outcome.rules:  # not Counter.update: its Mapping test costs more than this
+            rules[rule] += 1
         if self.log and (outcome.action != "unchanged" or outcome.findings):
             try:
                 if not self._record(self.log, flow, outcome):
@@ -453,21 +475,23 @@ class UrlSanitizer:
                     e,
                 )
 
-    def _decide(self, request: http.Request, settings: Settings, target: Checked) -> Outcome:
+    def _decide(
+        self,
+        request: http.Request,
+        settings: Settings,
+        target: Checked,
+        host_header: str | None,
+    ) -> Outcome:
         """Canonicalize the authority and choose the action.  Changes nothing."""
-        host_header = _host_header(request)
-        policy = settings.strict if settings.mode == "reject" else settings.policy
         error = target.refused
         host = authority = None
         host_edits: tuple[Edit, ...] = ()
         auth_edits: tuple[Edit, ...] = ()
         if error is None:
             try:
-                host, host_edits = self._authority(request.scheme, host_header, policy)
+                host, host_edits = _authority(request, host_header, settings.hosts)
                 if request.data.authority and not (request.is_http2 or request.is_http3):
-                    authority, auth_edits = self._authority(
-                        request.scheme, request.authority, policy
-                    )
+                    authority, auth_edits = _authority(request, request.authority, settings.hosts)
             except InvalidTarget as e:
                 error = e
         if error is not None:
@@ -480,7 +504,7 @@ class UrlSanitizer:
         total = target.edits_total + len(host_edits) + len(auth_edits)
         rules = target.rules
         if host_edits or auth_edits:
-            rules = rules | {e.rule for e in host_edits + auth_edits}
+            rules = rules | edit_rules(host_edits + auth_edits)
         if not changed:
             action = "unchanged"
         elif settings.signed == "skip" and self._signed(request, request.data.path):
@@ -512,7 +536,7 @@ class UrlSanitizer:
         host = None
         with contextlib.suppress(InvalidTarget):
             # The same canonical host a rewritten request logs, so that reports count one host.
-            host, _ = self._authority(request.scheme, host_header, settings.lenient)
+            host, _ = _authority(request, host_header, settings.lenient_hosts)
         action = "audited" if settings.mode == "audit" else "rejected"
         return Outcome(
             action, target, host, None, (), 0, frozenset(), target.findings, host_header,
@@ -533,19 +557,6 @@ class UrlSanitizer:
             return False
         names = request.query.keys() if in_query else ()
         return detect_signature(names, authorization) is not None
-
-    def _authority(
-        self, scheme: str, value: str | None, policy: Policy
-    ) -> tuple[str | None, tuple[Edit, ...]]:
-        """The canonical form of a Host header or authority, or None when it is already canonical.
-
-        Edit offsets count in ``value``.  Anything that is not a bare host[:port] (userinfo, a
-        path) is left alone: that is mitmproxy's to refuse, not ours to repair.
-        """
-        if not value:
-            return None, ()
-        canonical, edits = check_host(value, scheme, policy)
-        return (None if canonical == value else canonical), edits
 
     def _apply(self, flow: http.HTTPFlow, outcome: Outcome) -> None:
         request = flow.request
@@ -636,8 +647,38 @@ def _wire(target: Checked) -> bytes:
     return data
 
 
+def _authority(
+    request: http.Request, value: str | None, check: HostCheck
+) -> tuple[str | None, tuple[Edit, ...]]:
+    """The canonical form of a Host header or authority, or None when it is already canonical.
+
+    Edit offsets count in ``value``.  Anything that is not a bare host[:port] (userinfo, a
+    path) is left alone: that is mitmproxy's to refuse, not ours to repair.
+    """
+    if not value:
+        return None, ()
+    canonical, edits = check(value, request.scheme)
+    return (None if canonical == value else canonical), edits
+
+
 def _form(raw: bytes) -> str:
     return "asterisk" if raw == b"*" else "origin"
+
+
+def _sent_to(request: http.Request, host_header: str | None) -> str:
+    """``request.pretty_host`` from ``_host_header(request)``: where an origin-form target was
+    sent, for parameter specs scoped by host."""
+    if not host_header:
+        return request.host
+    if len(host_header) > MAX_CACHED_HOST:
+        return _host_of.__wrapped__(host_header)
+    return _host_of(host_header)
+
+
+@functools.lru_cache(maxsize=1024)
+def _host_of(authority: str) -> str:
+    # As mitmproxy's pretty_host parses it, cached: a proxy sees the same few Host headers.
+    return url.parse_authority(authority, check=False)[0]
 
 
 def _host_header(request: http.Request) -> str | None:
@@ -651,15 +692,19 @@ def _host_header(request: http.Request) -> str | None:
 
 
 _second: list[Any] = [0, ""]  # the last whole second and its formatted prefix
+_milli: list[Any] = [0, ""]  # the last millisecond and its formatted time
 
 
 def _rfc3339_now() -> str:
     """The current UTC time as RFC 3339 with milliseconds: 2026-11-22T04:57:58.197Z."""
-    now = time.time()
-    whole = int(now)
-    if whole != _second[0]:
-        _second[:] = [whole, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole))]
-    return f"{_second[1]}.{int((now - whole) * 1000):03d}Z"
+    now = int(time.time() * 1000)
+    if now != _milli[0]:  # a busy proxy logs several records per millisecond
+        whole, millis = divmod(now, 1000)
+        if whole != _second[0]:
+            _second[:] = [whole, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole))]
+        _milli[:] = [now, f"{_second[1]}.{millis:03d}Z"]
+    text: str = _milli[1]
+    return text
 
 
 def _plain(status: int, text: str) -> http.Response:

@@ -12,10 +12,11 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from functools import lru_cache
+from collections.abc import Callable, Iterable
+from functools import lru_cache, partial
 from typing import NamedTuple
 
-from ..audit.record import MAX_EDITS
+from ..audit.record import MAX_EDITS, rule_names
 from ..core import Edit, Finding, InvalidTarget, Policy, canonicalize, canonicalize_authority
 
 # RFC 9112 §3.2: every request-target we assign must be visible ASCII only.  mitmproxy writes
@@ -27,14 +28,33 @@ _VISIBLE = bytes(range(0x21, 0x7F))
 def wire_safe(data: bytes) -> bool:
     """Whether ``data`` is one or more visible ASCII bytes (``[\\x21-\\x7e]+``).
 
-    ``translate`` deletes them in one pass: several times faster than a regex on a megabyte.
+    ``translate`` deletes them in one pass: several times faster than a regex on a megabyte.  A
+    hostile megabyte usually shows itself in its first bytes: those are looked at first, so that
+    the megabyte is not copied to find out.
     """
+    if len(data) > _FIRST and data[:_FIRST].translate(None, _VISIBLE):
+        return False
     return bool(data) and not data.translate(None, _VISIBLE)
+
+
+_FIRST = 4096  # bytes wire_safe looks at before the whole
 
 
 # A Host header or authority that is more than host[:port] (userinfo, a path, a query, spaces) is
 # mitmproxy's to refuse, not ours to repair: it is left alone.
 _NOT_BARE = re.compile(r"[/?#@\s]")
+
+
+HostCheck = Callable[[str, str], tuple[str, tuple[Edit, ...]]]  # (value, scheme) -> canonical
+
+
+def _check_host(value: str, scheme: str, policy: Policy) -> tuple[str, tuple[Edit, ...]]:
+    if not _NOT_BARE.search(value):
+        result = canonicalize_authority(value, policy, scheme=scheme)
+        canonical = result.url
+        if canonical != value and wire_safe(canonical.encode("ascii", "replace")):
+            return canonical, result.edits
+    return value, ()
 
 
 @lru_cache(maxsize=1024)
@@ -43,12 +63,25 @@ def check_host(value: str, scheme: str, policy: Policy) -> tuple[str, tuple[Edit
     ``value`` itself when it is not a bare host[:port], or when its canonical form would not be
     wire-safe.  Cached: a proxy sees the same few hosts over and over.  A strict ``policy``
     raises `InvalidTarget` (never cached)."""
-    if not _NOT_BARE.search(value):
-        result = canonicalize_authority(value, policy, scheme=scheme)
-        canonical = result.url
-        if canonical != value and wire_safe(canonical.encode("ascii", "replace")):
-            return canonical, result.edits
-    return value, ()
+    return _check_host(value, scheme, policy)
+
+
+# RFC 1035 §2.3.4: a name is at most 255 octets; with a port, an IP-literal's brackets: a longer
+# Host is no host a cache would see twice, and is not kept in one (a client chooses its length).
+MAX_CACHED_HOST = 255 + len(":65535")
+
+
+def host_check(policy: Policy) -> HostCheck:
+    """`check_host` for one ``policy``, with a cache of its own: the proxy's hot path then never
+    hashes the policy (a frozen dataclass hashes every field, on every call)."""
+    cached = lru_cache(maxsize=1024)(partial(_check_host, policy=policy))
+
+    def check(value: str, scheme: str) -> tuple[str, tuple[Edit, ...]]:
+        if len(value) > MAX_CACHED_HOST:
+            return _check_host(value, scheme, policy)
+        return cached(value, scheme)
+
+    return check
 
 
 class Checked(NamedTuple):
@@ -99,19 +132,21 @@ def check_target(
     edits = result.edits
     url = result.url
     changed = url != result.input
+    kept = edits[:MAX_EDITS] if len(edits) > MAX_EDITS else edits
     wire = None
     if limit is not None:
         wire = url.encode("ascii")
         if not wire_safe(wire):
             raise ValueError(f"canonical target is not wire-safe: {wire[:200]!r}")
         url = url[:limit]
+        kept = tuple(_cut(e, limit) for e in kept)
     return Checked(
         result.input if limit is None else result.input[:limit],
         url,
         changed,
-        edits[:MAX_EDITS] if len(edits) > MAX_EDITS else edits,
+        kept,
         len(edits),
-        frozenset([e.rule for e in edits]) if edits else _NO_RULES,
+        edit_rules(edits),
         result.findings,
         None,
         wire,
@@ -119,6 +154,24 @@ def check_target(
 
 
 _NO_RULES: frozenset[str] = frozenset()
+
+
+def _cut(edit: Edit, limit: int) -> Edit:
+    # A folded edit (core folds a component's rewrites past the first few dozen) can span a
+    # megabyte: only what a record keeps crosses back from the worker.
+    if len(edit.before) <= limit and len(edit.after) <= limit:
+        return edit
+    return edit._replace(before=edit.before[:limit], after=edit.after[:limit])
+
+
+def edit_rules(edits: Iterable[Edit]) -> frozenset[str]:
+    """Every rule that made ``edits``, each rule of a folded edit (`Edit.rules`) on its own."""
+    names = {e.rule for e in edits}
+    if not names:
+        return _NO_RULES
+    if any("+" in name for name in names):  # rare: thousands of rewrites in one component
+        return frozenset(rule for name in names for rule in rule_names(name))
+    return frozenset(names)
 
 
 def lower_priority() -> None:

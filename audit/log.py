@@ -14,27 +14,32 @@ Faults while running never stop the proxy, and each is reported once:
   succeeds `AuditLog.recovery_settle` (10) seconds or more after the last failure logs one info
   line with the number of records lost: a nearly full disk that takes short records and refuses
   long ones is one fault, not one per record.
-* A log file removed while running is created again at the next write (one warning); one moved
-  away or replaced (logrotate) is reopened within `AuditLog.check_interval` seconds (one info
-  line), the records in between landing in the moved file.
+* A log file removed while running is created again (one warning), and the records written to
+  the removed file since the last check of the path are written again into the new one; one
+  moved away or replaced (logrotate) is reopened (one info line), the records in between landing
+  in the moved file.  The path is checked at the first write `AuditLog.check_interval` (1)
+  seconds or more after the last check, or once `AuditLog.pending_limit` bytes were written
+  since, and when the log is closed, so that a clean shutdown loses nothing.  Not at every write:
+  a system call per record (``fstat``) costs about as much as the write itself.  The price is
+  memory for the lines written since the last check (about ``pending_limit``, 1 MiB, at most),
+  and records are lost only if the process is killed between a removal and the next check, or if
+  the removed file cannot be created again; those are then counted in `AuditLog.lost`, although
+  their `write` had returned True.
 """
 
 from __future__ import annotations
 
 import errno
-import json
 import logging
 import os
 import threading
 import time
 from typing import Any
 
-from .record import MAX_TEXT, limit_edits, limit_text
+from .record import MAX_TEXT, encode_json, limit_edits, limit_text
 from .redact import Redactor
 
 logger = logging.getLogger(__name__)
-
-_ENCODER = json.JSONEncoder(separators=(",", ":"))  # ensure_ascii: the file is plain ASCII
 
 
 _Note = tuple[int, str, tuple[Any, ...]]  # a line to log once the lock is released
@@ -46,6 +51,7 @@ class AuditLog:
     """
 
     check_interval = 1.0  # seconds between checks that the path still names the open file
+    pending_limit = 1 << 20  # bytes written since the last check that make the next write check
     recovery_settle = 10.0  # seconds of successful writes before a fault is reported as over
 
     def __init__(self, path: str, redactor: Redactor) -> None:
@@ -60,6 +66,10 @@ class AuditLog:
         # by the periodic check.
         self._links_counted = os.fstat(self._fd).st_nlink > 0
         self._checked = time.monotonic()  # when the path was last compared with the open file
+        # The lines written since then, to write again should the file turn out to be removed.
+        self._pending: list[bytes] = []
+        self._pending_bytes = 0
+        self._unwritten = 0  # of those, lines that could not be written again (for _failed)
         self._partial = False  # a line could not be cut back: start the next one on a new line
         self._fault: str | None = None  # why writes began to fail, until they work again
         self._fault_lost = 0  # records lost since then
@@ -71,10 +81,12 @@ class AuditLog:
     def write(self, record: dict[str, Any]) -> bool:
         """Append one record as one line; False if it was lost (the fault is logged once)."""
         record = self.redactor.record(limit_edits(record))
-        text = _ENCODER.encode(record)
+        text = encode_json(record)
         if len(text) > MAX_TEXT:  # else no string in it can be longer (the fast path)
-            text = _ENCODER.encode(limit_text(record))
-        data = text.encode("ascii") + b"\n"
+            limited = limit_text(record)  # escapes (\u0001) make a line longer than its strings
+            if limited is not record:
+                text = encode_json(limited)
+        data = (text + "\n").encode("ascii")
         notes: list[_Note] = []
         with self._lock:
             try:
@@ -94,12 +106,18 @@ class AuditLog:
         fd = self._fd
         if fd is None:
             raise OSError(errno.EBADF, "the audit log is closed")
-        # A removed file is noticed at once (fstat is cheap): records written to it are lost.
-        # A moved one only every check_interval: records written to it are kept there.
         if (
-            self._links_counted and os.fstat(fd).st_nlink == 0
-        ) or time.monotonic() - self._checked >= self.check_interval:
+            time.monotonic() - self._checked >= self.check_interval
+            or self._pending_bytes >= self.pending_limit
+        ):
             fd = self._follow_path(fd, notes)
+        self._write_line(fd, data)
+        if self._links_counted:
+            self._pending.append(data)
+            self._pending_bytes += len(data)
+
+    def _write_line(self, fd: int, data: bytes) -> None:
+        """Write ``data`` whole, or raise `OSError` having cut back what part of it was written."""
         if self._partial:
             data = b"\n" + data
         written = os.write(fd, data)
@@ -116,6 +134,8 @@ class AuditLog:
     def _follow_path(self, fd: int, notes: list[_Note]) -> int:
         """The fd to write to: a new one if the path no longer names the open file."""
         self._checked = time.monotonic()
+        pending = self._pending
+        self._pending, self._pending_bytes = [], 0
         current = os.fstat(fd)
         removed = self._links_counted and current.st_nlink == 0
         if not removed:
@@ -130,6 +150,7 @@ class AuditLog:
             new = self._open()
         except OSError as e:
             if removed:  # writing on would lose the record in a file nobody can read
+                self._unwritten = len(pending)
                 raise OSError(e.errno, f"it was removed and cannot be created again: {e}") from e
             return fd  # moved away: keep appending there, and retry at the next check
         os.close(fd)
@@ -137,13 +158,21 @@ class AuditLog:
         if removed:
             message = "urlsan: audit log %s was removed while running; created it again"
             notes.append((logging.WARNING, message, (self.path,)))
+            if pending:  # the lines since the last check went into the removed file
+                try:
+                    self._write_line(new, b"".join(pending))
+                except OSError:
+                    self._unwritten = len(pending)
+                    raise
         else:
             message = "urlsan: audit log %s was moved away or replaced (rotated?); reopened it"
             notes.append((logging.INFO, message, (self.path,)))
         return new
 
-    def _failed(self, error: OSError, notes: list[_Note]) -> None:
-        self.lost += 1
+    def _failed(self, error: OSError, notes: list[_Note], records: int = 1) -> None:
+        records += self._unwritten  # the lines of a removed file, if that is what failed
+        self._unwritten = 0
+        self.lost += records
         self._last_failure = time.monotonic()
         if self._fault is None:
             self._fault = error.strerror or str(error)
@@ -154,7 +183,7 @@ class AuditLog:
                 "is in urlsan.stats)"
             )
             notes.append((logging.ERROR, message, (self.path, self._fault)))
-        self._fault_lost += 1
+        self._fault_lost += records
 
     def _succeeded(self, notes: list[_Note]) -> None:
         # Only once writes have worked for a while: a nearly full disk takes short records and
@@ -167,10 +196,20 @@ class AuditLog:
             self._fault = None
 
     def close(self) -> None:
+        """Close the file, once the path has been checked a last time (`check_interval`)."""
+        notes: list[_Note] = []
         with self._lock:
             if self._fd is not None:
-                os.close(self._fd)
+                if self._pending:
+                    try:
+                        self._follow_path(self._fd, notes)
+                    except OSError as e:
+                        self._failed(e, notes, records=0)
+                if self._fd is not None:
+                    os.close(self._fd)
                 self._fd = None
+        for level, message, args in notes:
+            logger.log(level, message, *args)
 
 
 def _cut_back(fd: int, written: int) -> bool:

@@ -45,6 +45,9 @@ DEFAULT_REDACT: tuple[str, ...] = (
 # A query parameter: name up to "=", value up to the next separator.  Used on the logged text
 # only, to find values to mask; it never decides what is sent upstream.
 _PARAM = re.compile(r"(?:(?<=[?&;])|^)(?P<name>[^=&;#?]+)=(?P<value>[^&;#]*)")
+# A parameter name with a "%" in it (or a parameter without a value): the names must then be
+# %-decoded before they are compared; a "%" in values only, as in most queries, needs no decoding.
+_ESCAPED_NAME = re.compile(r"[?&;][^=&;#?]*%")
 # RFC 3986 §3.2.1: "user:password@" — the password is masked whatever the redact list says.
 _USERINFO = re.compile(r"^(?P<head>[A-Za-z][A-Za-z0-9+.\-]*://[^/?#@:]*):(?P<pw>[^/?#@]*)@")
 
@@ -52,19 +55,29 @@ _USERINFO = re.compile(r"^(?P<head>[A-Za-z][A-Za-z0-9+.\-]*://[^/?#@:]*):(?P<pw>
 class Redactor:
     """Masks the values of ``names`` (any case) in logged targets and edits."""
 
-    __slots__ = ("names",)
+    __slots__ = ("_hint", "names")
 
     def __init__(self, names: frozenset[str]) -> None:
         self.names = names
+        # Any of the names anywhere, in one scan: the pre-check of `_may_hold_secret`.
+        self._hint = re.compile("|".join(sorted(map(re.escape, names)))) if names else None
 
     def _may_hold_secret(self, text: str) -> bool:
-        """False when ``text`` certainly has nothing to mask (substring tests: the fast path)."""
+        """False when ``text`` certainly has nothing to mask: the fast path of nearly every record.
+
+        A secret is a userinfo password (after ``:``, before ``@``) or a parameter's value (after
+        ``=``, in a query: after ``?``); most logged targets have neither character, and most
+        queries none of the names (one regex scan; `spans` itself when a name may be %-encoded).
+        """
         if "@" in text:
             return True  # userinfo
-        if "?" not in text:
+        query_at = text.find("?")
+        if query_at < 0 or "=" not in text or self._hint is None:
             return False
-        lowered = (urllib.parse.unquote(text) if "%" in text else text).lower()
-        return any(name in lowered for name in self.names)
+        query = text[query_at:]
+        if "%" in query and _ESCAPED_NAME.search(query):
+            return bool(self.spans(text))  # names are compared %-decoded
+        return self._hint.search(query.lower()) is not None
 
     @classmethod
     def of(cls, names: Iterable[str]) -> Redactor:

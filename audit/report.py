@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import IO, Any
 
-from .record import CHANGING, parse_time
+from .record import CHANGING, parse_time, rule_names
 
 _MALFORMED_SAMPLES = 5
 # Time buckets for the timeline, the smallest that gives at most _MAX_COLUMNS columns.  Up to a
@@ -123,7 +123,8 @@ class Summary:
         edits = record.get("edits")
         if isinstance(edits, list):
             fired = [e.get("rule") for e in edits if isinstance(e, dict)]
-            fired_text = [r for r in fired if isinstance(r, str)]
+            # An edit core folded names each of its rules ("a+b"): each counts.
+            fired_text = [n for r in fired if isinstance(r, str) for n in rule_names(r)]
             self.edits.update(fired_text)
             self.rules.update(set(fired_text))
         findings = record.get("findings")

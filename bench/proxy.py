@@ -4,6 +4,7 @@
     python bench/proxy.py --scenario mix --requests 10000 --connections 8
     python bench/proxy.py --scenario hostile --hostile eacute
     python bench/proxy.py --scenario memory --large 1000
+    python bench/proxy.py --scenario hook
 
 Both mitmdumps run in reverse mode (``--mode reverse:URL``) in front of one local HTTP/1.1
 upstream; rounds alternate between them so that both see the same machine state.  The addon
@@ -17,7 +18,14 @@ writes its audit log as it would in production.  Loopback only.  Scenarios:
 * ``memory``: ``--large`` huge requests, one after the other (a megabyte of ``é``, a
   10,000-segment dot path, a megabyte of controls and stray ``%``): each proxy's resident
   memory (and the urlsan worker process's) as they go.
+* ``hook``: the addon's hook alone, in this process, on dirty targets with the log on, by part
+  (each part measured by stubbing it out: the check, decide/apply/metadata, the record, and the
+  log write's redaction, JSON encoding and file write).
 * Then the addon's hook alone, in this process: CPU per request on the mix and on dirty targets.
+
+``mix`` also prints the per-round ratio of the two proxies' CPU (median and range), since on a
+shared machine one round can be off by a third either way; ``hostile`` alternates the two
+proxies over ``--hostile-rounds`` rounds.
 """
 
 from __future__ import annotations
@@ -168,6 +176,93 @@ def hook_cpu(targets: list[bytes], mode: str, log: Path | None, repeat: int = 5)
     return best
 
 
+# The addon's hook by part: each part is what the hook saves when that part is stubbed out (a
+# no-op), measured on the same flows.  Nested: "log.write" holds the three parts below it.
+HOOK_PARTS: tuple[tuple[str, str, str], ...] = (
+    # (part, the variant it is measured from, the variant with the part stubbed out)
+    ("check: Host, core (check_target)", "no handle", "no hook"),
+    ("decide, apply, flow.metadata facts", "no record", "no handle"),
+    ("record: counters, fields, dict", "no write", "no record"),
+    ("log.write", "full", "no write"),
+    ("  redaction", "full", "no redact"),
+    ("  JSON encoding", "full", "no encode"),
+    ("  file: write(2), path check", "full", "no file"),
+)
+
+
+def _stub(addon: Any, variant: str) -> Any:
+    """Stub out one part of ``addon`` (configured with a log) for `hook_parts`; returns an undo."""
+    from urlsan.audit import log as audit_log
+
+    log = addon.log
+    undo: Any = lambda: None  # noqa: E731
+    if variant == "no write":
+        log.write = lambda record: True
+    elif variant == "no record":
+        addon._done_with = lambda flow, outcome: None
+    elif variant == "no handle":
+        addon._handle = lambda *args: None
+    elif variant == "no redact":
+        redactor = log.redactor
+        log.redactor = type("Nothing", (), {"record": staticmethod(lambda r: r)})()
+        undo = lambda: setattr(log, "redactor", redactor)  # noqa: E731
+    elif variant == "no encode":
+        encode = audit_log.encode_json
+        audit_log.encode_json = lambda record: "{}"
+        undo = lambda: setattr(audit_log, "encode_json", encode)  # noqa: E731
+    elif variant == "no file":
+        log._append = lambda data, notes: None
+    return undo
+
+
+def hook_parts(targets: list[bytes], mode: str, log: Path, rounds: int = 5) -> dict[str, float]:
+    """CPU seconds per request of each variant of `HOOK_PARTS` (best of ``rounds``, the variants
+    interleaved in each round, so that a change in machine load hits them all alike)."""
+    from mitmproxy import http
+    from mitmproxy.test import taddons, tflow, tutils
+    from urlsan.addon import UrlSanitizer
+
+    variants = dict.fromkeys(v for _, *pair in HOOK_PARTS for v in pair)
+    best = dict.fromkeys(variants, float("inf"))
+    for _ in range(rounds):
+        for variant in variants:
+            addon = UrlSanitizer()
+            with taddons.context(addon) as tctx:
+                tctx.configure(addon, urlsan_mode=mode, urlsan_log=str(log))
+                undo = _stub(addon, variant)
+                hook = (lambda f: None) if variant == "no hook" else addon.requestheaders
+                for warm in targets[:50]:
+                    hook(tflow.tflow(req=tutils.treq(path=warm)))
+                flows = [
+                    tflow.tflow(
+                        req=tutils.treq(path=t, headers=http.Headers([(b"Host", b"bench.local")]))
+                    )
+                    for t in targets
+                ]
+                t0 = time.process_time()
+                for f in flows:
+                    hook(f)
+                best[variant] = min(best[variant], (time.process_time() - t0) / len(flows))
+                undo()
+                addon.done()
+    return best
+
+
+def scenario_hook(args: Any, tmp: Path) -> None:
+    """The hook alone, by part, on dirty targets with the log on."""
+    targets = mix_targets(max(1, args.requests // args.rounds), 1.0)
+    cpu = hook_parts(targets, args.mode, tmp / "hook-parts.jsonl")
+    print(
+        f"\nhook by part: {len(targets)} dirty targets, log on, urlsan_mode={args.mode}; "
+        "CPU µs per request (best of 5 interleaved rounds; each part measured by stubbing it out)"
+    )
+    rows: list[tuple[object, ...]] = [
+        (part, f"{(cpu[whole] - cpu[without]) * 1e6:.1f}") for part, whole, without in HOOK_PARTS
+    ]
+    rows.append(("whole hook", f"{(cpu['full'] - cpu['no hook']) * 1e6:.1f}"))
+    table(("part", "µs"), rows)
+
+
 def percentile(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))]
@@ -293,12 +388,18 @@ def scenario_mix(
     elapsed = dict.fromkeys(procs, 0.0)
     cpu_start = {name: cpu_seconds(p.pid) for name, (p, _) in procs.items()}
     latencies: dict[str, list[float]] = {name: [] for name in procs}
+    ratios = []  # per round: urlsan's CPU over mitmdump's, for the spread of the overhead
     for r in range(args.rounds):
         order = list(procs) if r % 2 == 0 else list(reversed(procs))
+        used = {}
         for name in order:
+            before = cpu_seconds(procs[name][0].pid)
             seconds, lat = run_round(procs[name][1], targets, args.connections)
+            used[name] = cpu_seconds(procs[name][0].pid) - before
             elapsed[name] += seconds
             latencies[name] += lat
+        if used["mitmdump"]:
+            ratios.append(used["mitmdump + urlsan"] / used["mitmdump"])
     cpu = {name: cpu_seconds(p.pid) - cpu_start[name] for name, (p, _) in procs.items()}
     print(
         f"\nmix: {len(targets) * args.rounds} requests per configuration, {args.rounds} "
@@ -324,6 +425,12 @@ def scenario_mix(
         f"throughput ratio {with_addon / base:.3f} (overhead {(1 - with_addon / base) * 100:+.1f}%)"
         f"; proxy CPU per request {cpu_overhead:+.1f}%"
     )
+    if ratios:
+        ratios.sort()
+        print(
+            f"proxy CPU per round, urlsan / mitmdump: median {statistics.median(ratios):.3f}, "
+            f"rounds from {ratios[0]:.3f} to {ratios[-1]:.3f}"
+        )
     return cpu["mitmdump"] / len(latencies["mitmdump"])
 
 
@@ -333,27 +440,33 @@ def scenario_hostile(
     hostile = HOSTILE[args.hostile]
     print(
         f"\nhostile: {len(targets)} mix requests on {args.connections} connections per "
-        f"configuration, while one more client sends {args.hostile} targets "
-        f"({len(hostile):,} bytes) back to back; quiet: the same without it"
+        f"configuration and round, while one more client sends {args.hostile} targets "
+        f"({len(hostile):,} bytes) back to back; quiet: the same without it; "
+        f"{args.hostile_rounds} rounds, the configurations alternating"
     )
-    rows: list[tuple[object, ...]] = []
-    p99 = {}
-    for name, (_, port) in procs.items():
-        _, quiet = run_round(port, targets, args.connections)
-        latencies, answered = hostile_round(port, targets, args.connections, hostile)
-        p99[name] = percentile(latencies, 99)
-        rows.append(
-            (
-                name,
-                f"{percentile(quiet, 99) * 1000:.1f}",
-                f"{statistics.median(latencies) * 1000:.1f}",
-                f"{p99[name] * 1000:.1f}",
-                f"{max(latencies) * 1000:.0f}",
-                answered,
-            )
+    quiet: dict[str, list[float]] = {name: [] for name in procs}
+    loud: dict[str, list[float]] = {name: [] for name in procs}
+    answered = dict.fromkeys(procs, 0)
+    for r in range(args.hostile_rounds):
+        for name in list(procs) if r % 2 == 0 else list(reversed(procs)):
+            port = procs[name][1]
+            quiet[name] += run_round(port, targets, args.connections)[1]
+            latencies, n = hostile_round(port, targets, args.connections, hostile)
+            loud[name] += latencies
+            answered[name] += n
+    rows: list[tuple[object, ...]] = [
+        (
+            name,
+            f"{percentile(quiet[name], 99) * 1000:.1f}",
+            f"{statistics.median(loud[name]) * 1000:.1f}",
+            f"{percentile(loud[name], 99) * 1000:.1f}",
+            f"{max(loud[name]) * 1000:.0f}",
+            answered[name],
         )
+        for name in procs
+    ]
     table(("", "quiet p99 ms", "p50 ms", "p99 ms", "max ms", "hostile answered"), rows)
-    ratio = p99["mitmdump + urlsan"] / p99["mitmdump"]
+    ratio = percentile(loud["mitmdump + urlsan"], 99) / percentile(loud["mitmdump"], 99)
     print(f"other clients' p99 with urlsan / without: {ratio:.2f}x (goal: 1.5x or less)")
 
 
@@ -371,9 +484,53 @@ def scenario_memory(procs: dict[str, tuple[subprocess.Popen[bytes], int]], args:
     table(("requests", "mitmdump", "+ urlsan", "urlsan worker"), rows)
 
 
+def run_proxies(args: Any, scenarios: tuple[str, ...], tmp: Path, targets: list[bytes]) -> float:
+    """The scenarios through real mitmdumps; mitmdump's CPU seconds per request (mix), or 0."""
+    upstream = Upstream(("127.0.0.1", 0), Handler)
+    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    origin = f"http://127.0.0.1:{upstream.server_address[1]}"
+    bin_dir = Path(sys.executable).parent
+    common = ["--mode", f"reverse:{origin}", "--listen-host", "127.0.0.1", "-p", "0"]
+    common += ["--set", "flow_detail=0"]  # no per-flow output; keep the listening line
+    common += ["--set", f"confdir={tmp / 'conf'}"]
+    code = "import sys; from urlsan.cli.proxy import proxy_main; sys.exit(proxy_main(sys.argv[1:]))"
+    addon_options = {"urlsan_mode": args.mode, "urlsan_log": str(tmp / "audit.jsonl")}
+    addon_options.update(kv.split("=", 1) for kv in args.addon_set)
+    configs = {
+        "mitmdump": [str(bin_dir / "mitmdump"), *common],
+        "mitmdump + urlsan": [
+            sys.executable, "-c", code, *common,
+            *(x for kv in addon_options.items() for x in ("--set", "=".join(kv))),
+        ],
+    }  # fmt: skip
+    procs = {}
+    base_cpu = 0.0
+    try:
+        for name, argv in configs.items():
+            procs[name] = start_proxy(argv, tmp)
+        for _, port in procs.values():  # warm up: connections, caches, imports
+            run_round(port, targets[:200], args.connections)
+        if "mix" in scenarios:
+            base_cpu = scenario_mix(procs, targets, args)
+        if "hostile" in scenarios:
+            scenario_hostile(procs, mix_targets(args.requests // 2, args.dirty), args)
+        if "memory" in scenarios:
+            scenario_memory(procs, args)
+        log = tmp / "audit.jsonl"
+        logged = len(log.read_bytes().splitlines()) if log.exists() else 0
+    finally:
+        for process, _ in procs.values():
+            stop(process)
+        upstream.shutdown()
+    print(f"{logged} audit records written")
+    return base_cpu
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--scenario", choices=("mix", "hostile", "memory", "all"), default="all")
+    parser.add_argument(
+        "--scenario", choices=("mix", "hostile", "memory", "hook", "all"), default="all"
+    )
     parser.add_argument("--requests", type=int, default=4000, help="per configuration (mix)")
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--connections", type=int, default=4)
@@ -382,6 +539,7 @@ def main() -> int:
         "--dirty", type=float, default=0.5, help="fraction of targets with something to rewrite"
     )
     parser.add_argument("--hostile", choices=sorted(HOSTILE), default="ctl-under")
+    parser.add_argument("--hostile-rounds", type=int, default=2, help="rounds (hostile)")
     parser.add_argument("--large", type=int, default=1000, help="huge requests (memory)")
     parser.add_argument(
         "--addon-set",
@@ -391,62 +549,26 @@ def main() -> int:
         help="more --set options for the addon run (e.g. urlsan_log= to measure without a log)",
     )
     args = parser.parse_args()
-    scenarios = ("mix", "hostile", "memory") if args.scenario == "all" else (args.scenario,)
-
-    upstream = Upstream(("127.0.0.1", 0), Handler)
-    threading.Thread(target=upstream.serve_forever, daemon=True).start()
-    origin = f"http://127.0.0.1:{upstream.server_address[1]}"
+    scenarios = ("mix", "hostile", "memory", "hook") if args.scenario == "all" else (args.scenario,)
     targets = mix_targets(max(1, args.requests // args.rounds), args.dirty)
-
-    bin_dir = Path(sys.executable).parent
-    common = ["--mode", f"reverse:{origin}", "--listen-host", "127.0.0.1", "-p", "0"]
-    common += ["--set", "flow_detail=0"]  # no per-flow output; keep the listening line
+    log_on = dict(kv.split("=", 1) for kv in args.addon_set).get("urlsan_log", "x") != ""
     print(
         f"urlsan_mode={args.mode}, Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
         f"--addon-set {' '.join(args.addon_set) or '(none)'}"
     )
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
-        common += ["--set", f"confdir={tmp / 'conf'}"]
-        code = (
-            "import sys; from urlsan.cli.proxy import proxy_main; "
-            "sys.exit(proxy_main(sys.argv[1:]))"
-        )
-        addon_options = {"urlsan_mode": args.mode, "urlsan_log": str(tmp / "audit.jsonl")}
-        addon_options.update(kv.split("=", 1) for kv in args.addon_set)
-        configs = {
-            "mitmdump": [str(bin_dir / "mitmdump"), *common],
-            "mitmdump + urlsan": [
-                sys.executable, "-c", code, *common,
-                *(x for kv in addon_options.items() for x in ("--set", "=".join(kv))),
-            ],
-        }  # fmt: skip
-        procs = {}
         base_cpu = 0.0
-        try:
-            for name, argv in configs.items():
-                procs[name] = start_proxy(argv, tmp)
-            for _, port in procs.values():  # warm up: connections, caches, imports
-                run_round(port, targets[:200], args.connections)
-            if "mix" in scenarios:
-                base_cpu = scenario_mix(procs, targets, args)
-            if "hostile" in scenarios:
-                scenario_hostile(procs, mix_targets(args.requests // 2, args.dirty), args)
-            if "memory" in scenarios:
-                scenario_memory(procs, args)
-            log = tmp / "audit.jsonl"
-            logged = len(log.read_bytes().splitlines()) if log.exists() else 0
-        finally:
-            for process, _ in procs.values():
-                stop(process)
-        print(f"{logged} audit records written")
-        hook_log = (tmp / "hook.jsonl") if addon_options["urlsan_log"] else None
+        if {"mix", "hostile", "memory"} & set(scenarios):
+            base_cpu = run_proxies(args, scenarios, tmp, targets)
+        if "hook" in scenarios:
+            scenario_hook(args, tmp)
+        hook_log = (tmp / "hook.jsonl") if log_on else None
         dirty_only = mix_targets(len(targets), 1.0)
         hook = hook_cpu(targets, args.mode, hook_log)
         hook_dirty = hook_cpu(dirty_only, args.mode, hook_log)
         hook_off = hook_cpu(targets, args.mode, None)
         hook_dirty_off = hook_cpu(dirty_only, args.mode, None)
-    upstream.shutdown()
 
     print("\naddon hook alone (in-process, best of 5 passes), CPU µs per request")
     rows: list[tuple[object, ...]] = [

@@ -305,6 +305,21 @@ class TestHost:
             addon.requestheaders(f)
             assert f.request.headers["host"] == host.decode()
 
+    def test_huge_host_is_canonicalized_but_never_cached(self, addon: UrlSanitizer) -> None:
+        # A client chooses the length of its Host header: one longer than any DNS name is
+        # checked like any other, and kept in no cache (a thousand of them would be megabytes).
+        from urlsan.addon import sanitizer
+
+        huge = b"A." * 50_000 + b"Example.com"
+        with taddons.context(addon) as tctx:
+            tctx.configure(addon, urlsan_drop_params=["example.com:ref"])
+            sizes = sanitizer._host_of.cache_info().currsize
+            f = flow(b"/clean?ref=1", host=huge)
+            addon.requestheaders(f)
+            assert sanitizer._host_of.cache_info().currsize == sizes
+        assert f.request.headers["host"] == huge.decode().lower()
+        assert f.request.data.path == b"/clean"  # the host-scoped spec applied all the same
+
 
 class TestSigned:
     @pytest.mark.parametrize(
@@ -631,7 +646,7 @@ class TestLimits:
         with taddons.context(addon) as tctx:
             tctx.configure(addon, urlsan_mode=mode, urlsan_max_inline=10, urlsan_max_target=32)
             f = flow(path, http2=True)
-            assert run_hook(addon, f)
+            assert not run_hook(addon, f)  # answered at once: nothing to wait for
             assert addon._workers is None  # never canonicalized, not even in a worker
         assert f.request.data.path == path  # forwarded (or answered) unchanged
         facts = f.metadata["urlsan"]
@@ -645,20 +660,30 @@ class TestLimits:
 
     @pytest.mark.parametrize("max_inline", [8 * 1024, 0])
     def test_facts_stay_small(self, addon: UrlSanitizer, max_inline: int) -> None:
-        """A target with thousands of edits keeps 100 edits and 8192 characters per string."""
-        path = b"/" + b"\x01%" * 3000  # 6001 bytes, 6000 edits, a canonical form of 18001
+        """A target with thousands of rewrites keeps 100 edits and 8192 characters per string."""
+        hostile = "\x01%" * 2000
+        path = f"/{hostile}?{hostile}".encode()  # 8002 bytes, 8000 rewrites
+        canonical = "/" + "%01%25" * 2000 + "?" + "%01%25" * 2000
         with taddons.context(addon) as tctx:
             tctx.configure(addon, urlsan_max_inline=max_inline)
             f = flow(path)
             run_hook(addon, f)
             addon.done()
-        assert f.request.data.path == b"/" + b"%01%25" * 3000  # forwarded whole
+        assert f.request.data.path == canonical.encode()  # forwarded whole
         facts = f.metadata["urlsan"]
+        # core folds each component's rewrites past the first 64 into one edit (64 + 64 edits):
+        # the record keeps the first 100 and counts the others.
         assert len(facts["edits"]) == MAX_EDITS
-        assert facts["edits_truncated"] == 6000 - MAX_EDITS
+        assert facts["edits_truncated"] == 128 - MAX_EDITS
         assert facts["truncated"] is True
         assert facts["before"] == path.decode()[:MAX_TEXT]
-        assert facts["after"] == ("/" + "%01%25" * 3000)[:MAX_TEXT]
+        assert facts["after"] == canonical[:MAX_TEXT]
+        folded = facts["edits"][63]  # the path's last edit spans the rest of the path
+        assert folded["rule"] == "encode-stray-percent+encode-unsafe"
+        assert len(folded["after"]) == MAX_TEXT and folded["truncated"] is True
+        assert all(len(e["before"]) <= MAX_TEXT for e in facts["edits"])
+        # Each rule of the folded edit is counted on its own.
+        assert addon.rules == {"encode-unsafe": 1, "encode-stray-percent": 1}
 
     def test_broken_worker_pool_fails_safe(
         self, addon: UrlSanitizer, caplog: pytest.LogCaptureFixture
@@ -744,6 +769,8 @@ class TestRejectedRecords:
         (b"", False),
         *((bytes([b]), False) for b in (*range(0x21), 0x7F, 0x80, 0xFF)),
         (b"/a" + b"b" * 100_000 + b"\r\n", False),
+        (b"/a\r\n" + b"b" * 100_000, False),
+        (b"/a" + b"b" * 100_000, True),
     ],
 )
 def test_wire_safe(data: bytes, safe: bool) -> None:

@@ -70,6 +70,29 @@ def test_redact_record_edits() -> None:
     assert record["before"] == before  # the input record is not modified
 
 
+@pytest.mark.parametrize(
+    "before, after, masked",
+    [
+        ("/a?TOKEN=abc&x=%41", "/a?TOKEN=abc&x=A", "/a?TOKEN=***&x=A"),
+        ("/a?x=%41&tok%65n=abc", "/a?x=A&token=abc", "/a?x=A&token=***"),  # %-encoded name
+        ("/a?q=%7e&Sig=%41bc", "/a?q=~&Sig=Abc", "/a?q=~&Sig=***"),  # escapes in values only
+        ("http://u:pw@h/a", "http://u:pw@h/a", "http://u:***@h/a"),
+        ("/a?x=1&monkey=2", "/a?x=1&monkey=2", None),  # "key" inside a name: not a secret
+        ("/a?token", "/a?token", None),  # no value
+        ("/token=abc/x", "/token=abc/x", None),  # not a query
+        ("/a/./b", "/a/b", None),
+    ],
+)
+def test_redact_record_finds_every_secret(before: str, after: str, masked: str | None) -> None:
+    record = {"before": before, "after": after, "edits": []}
+    out = REDACT.record(record)
+    if masked is None:
+        assert out == record
+    else:
+        assert out["after"] == masked
+        assert "abc" not in out["before"].lower() and "pw@" not in out["before"]
+
+
 def test_log_lines_are_whole_under_concurrency(tmp_path: Path) -> None:
     path = tmp_path / "audit.jsonl"
     log = AuditLog(str(path), REDACT)
@@ -229,18 +252,37 @@ def test_full_device_is_reported_once(caplog: pytest.LogCaptureFixture) -> None:
     assert log.lost == 3
 
 
-def test_removed_log_is_created_again(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def numbered(i: int) -> dict[str, Any]:
+    return {"before": f"/{i}", "after": f"/{i}", "edits": []}
+
+
+@pytest.mark.parametrize("noticed_by", ["check", "pending_limit", "close"])
+def test_removed_log_is_created_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, noticed_by: str
+) -> None:
     path = tmp_path / "a.jsonl"
     log = AuditLog(str(path), REDACT)
-    assert log.write(RECORD)
+    log.check_interval = 3600.0  # the path is checked on a timer, not at every write
+    assert log.write(numbered(0))
     path.unlink()
     with caplog.at_level(logging.DEBUG, LOGGER):
-        assert log.write(RECORD) and log.write(RECORD)  # noticed at once: nothing lost
-    log.close()
-    assert len(lines(path)) == 2
+        assert log.write(numbered(1)) and log.write(numbered(2))  # into the removed file
+        assert not path.exists()
+        if noticed_by == "check":
+            log.check_interval = 0.0
+        elif noticed_by == "pending_limit":
+            log.pending_limit = 1
+        if noticed_by != "close":
+            assert log.write(numbered(3))
+            assert path.exists()
+        log.close()  # a clean shutdown loses nothing either
+    # Nothing lost: the lines written since the last check are written again, in order.
+    expected = ["/0", "/1", "/2", "/3"] if noticed_by != "close" else ["/0", "/1", "/2"]
+    assert [r["before"] for r in lines(path)] == expected
     assert path.stat().st_mode & 0o777 == 0o600
     ((level, text),) = reports(caplog)
     assert level == logging.WARNING and "was removed while running; created it again" in text
+    assert log.lost == 0
 
 
 @pytest.mark.parametrize("recreated", [True, False], ids=["create", "nocreate"])
@@ -269,18 +311,41 @@ def test_removed_with_its_directory(tmp_path: Path, caplog: pytest.LogCaptureFix
     folder.mkdir()
     path = folder / "a.jsonl"
     log = AuditLog(str(path), REDACT)
+    log.check_interval = 3600.0
+    assert log.write(numbered(0)) and log.write(numbered(1))
     path.unlink()
     folder.rmdir()
+    log.check_interval = 0.0  # checked at every write from now on
     with caplog.at_level(logging.DEBUG, LOGGER):
+        # The two lines written since the last check cannot be written again: lost with it.
         assert [log.write(RECORD) for _ in range(3)] == [False] * 3
         folder.mkdir()
         log.recovery_settle = 0.0
         assert log.write(RECORD) is True
     log.close()
-    assert len(lines(path)) == 1 and log.lost == 3
+    assert len(lines(path)) == 1 and log.lost == 2 + 3
     levels = [level for level, _ in reports(caplog)]
     assert levels == [logging.ERROR, logging.WARNING, logging.INFO]
     assert "removed and cannot be created again" in reports(caplog)[0][1]
+    assert "5 records were lost" in reports(caplog)[2][1]
+
+
+def test_removed_with_its_directory_before_closing(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    path = folder / "a.jsonl"
+    log = AuditLog(str(path), REDACT)
+    log.check_interval = 3600.0
+    assert log.write(numbered(0)) and log.write(numbered(1))
+    path.unlink()
+    folder.rmdir()
+    with caplog.at_level(logging.DEBUG, LOGGER):
+        log.close()
+    assert log.lost == 2  # counted, although their write had succeeded
+    ((level, text),) = reports(caplog)
+    assert level == logging.ERROR and "removed and cannot be created again" in text
 
 
 # --- caps: one hostile request can neither write megabytes nor stall the proxy
@@ -339,16 +404,21 @@ def test_a_huge_target_gives_a_small_record(tmp_path: Path) -> None:
     with taddons.context(addon) as tctx:
         # Inline (not in the worker process): the caps are the same either way.
         tctx.configure(addon, urlsan_log=str(path), urlsan_max_inline=100_000)
-        f = tflow.tflow(req=tutils.treq(path=b"/" + b"\x01%" * 5000))  # 10,000 edits
+        hostile = b"\x01%" * 5000  # 10,000 rewrites in each component
+        f = tflow.tflow(req=tutils.treq(path=b"/" + hostile + b"?" + hostile))
         addon.requestheaders(f)
         facts = f.metadata["urlsan"]
         assert len(facts["edits"]) == MAX_EDITS
-        assert facts["edits_truncated"] == 10_000 - MAX_EDITS
-        assert f.request.data.path == b"/" + b"%01%25" * 5000  # the rewrite itself is whole
+        # core folds each component's rewrites past the first 64 into its last edit
+        assert facts["edits_truncated"] == 2 * 64 - MAX_EDITS
+        canonical = b"%01%25" * 5000
+        assert f.request.data.path == b"/" + canonical + b"?" + canonical  # the rewrite is whole
         addon.done()
     (record,) = lines(path)
-    assert len(record["edits"]) == MAX_EDITS and record["edits_truncated"] == 10_000 - MAX_EDITS
+    assert len(record["edits"]) == MAX_EDITS and record["edits_truncated"] == 28
     assert len(record["after"]) == MAX_TEXT and record["truncated"] is True
+    folded = record["edits"][63]  # spans the rest of the path: cut like any other string
+    assert len(folded["after"]) == MAX_TEXT and folded["truncated"] is True
     assert path.stat().st_size < 100_000
 
 

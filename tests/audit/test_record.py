@@ -85,3 +85,15 @@ def test_rfc3339_and_address() -> None:
     assert record.address(("192.0.2.1", 80)) == "192.0.2.1:80"
     assert record.address(("::1", 443, 0, 0)) == "[::1]:443"
     assert record.address(None) == ""
+
+
+def test_encode_json_is_compact_ascii_json() -> None:
+    value = {
+        "before": '/caf\u00e9/\udcff\x01"\\',  # non-ASCII, a raw byte, a control, quote, backslash
+        "after": None,
+        "edits": [{"start": 0, "truncated": True, "x": 1.5}],
+        "findings": [],
+    }
+    line = record.encode_json(value)
+    assert line == json.dumps(value, separators=(",", ":")) and line.isascii()
+    assert json.loads(line) == value

@@ -108,6 +108,25 @@ def test_one_host_with_and_without_its_default_port() -> None:
     assert hosts == {"example.com": 4, "example.com:443": 1, "example.com:8080": 1}
 
 
+def test_a_folded_edit_counts_each_of_its_rules() -> None:
+    def edit(rule: str) -> dict[str, Any]:
+        return {"rule": rule, "component": "path", "start": 1, "end": 2, "before": "", "after": ""}
+
+    s = summary(
+        [
+            rec(0, edits=[edit("encode-unsafe"), edit("encode-stray-percent+encode-unsafe")]),
+            rec(1, edits=[edit("remove-dot-segments")]),
+        ]
+    )
+    rules = s.as_dict()["rules"]
+    assert rules == {
+        "encode-unsafe": {"requests": 1, "edits": 2},
+        "encode-stray-percent": {"requests": 1, "edits": 1},
+        "remove-dot-segments": {"requests": 1, "edits": 1},
+    }
+    assert "encode-stray-percent+encode-unsafe" not in render_text(s)
+
+
 def read(data: bytes) -> Summary:
     s = Summary()
     s.read(io.BytesIO(data), "f")
