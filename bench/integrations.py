@@ -91,6 +91,7 @@ def spark(urls: list[str], rounds: int) -> list[Row]:
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
+    from pyspark.sql.pandas import functions as spark_functions
     from urlsan.spark import canonicalize_udf
 
     session = (
@@ -111,7 +112,8 @@ def spark(urls: list[str], rounds: int) -> list[Row]:
             return frame.select(F.sum(F.length(canonical))).collect()
 
         run(-1)  # warm: Python workers started, urlsan imported in them
-        return [best("Spark pandas UDF, local[2]", 2, rounds, run)]
+        kind = "Arrow" if getattr(spark_functions, "arrow_udf", None) else "pandas"
+        return [best(f"Spark {kind} UDF, local[2]", 2, rounds, run)]
     finally:
         session.stop()
 

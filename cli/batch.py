@@ -2,14 +2,15 @@
 each block (in this process or in worker processes), and hand the results back in input order.
 
 Memory stays flat however long the input is: a block is at most `BLOCK_BYTES` of whole lines
-(a line longer than the limit is cut down to ``max_bytes + 1`` bytes, which makes it a bad
-line, and the rest of it is skipped unread into memory), and with ``--jobs N`` at most
-``2 * N + 2`` blocks are in flight.  Only ``--dedupe`` grows, by one 16-byte digest per
-distinct canonical URL.
+(`POOL_BLOCK_BYTES` once workers run; a line longer than the limit is cut down to
+``max_bytes + 1`` bytes, which makes it a bad line, and the rest of it is skipped unread into
+memory), and with ``--jobs N`` at most ``2 * N + 2`` blocks are in flight.  Only ``--dedupe``
+grows, by one 16-byte digest per distinct canonical URL.
 
 Blocks cross the process border as bytes and come back as formatted output bytes, so the main
 process only reads, dispatches and writes: the per-line work (splitting, decoding,
-canonicalization, formatting) is all in `Processor`, wherever it runs.
+canonicalization, formatting) is all in `Processor`, wherever it runs.  Each worker has a pipe
+of its own and one block at a time (`_Pool`).
 
 A block ends early when the input pauses (nothing more can be read without blocking): its lines
 are written out at once, so ``tail -f log | urlsan canon`` shows each line as it comes, while
@@ -18,6 +19,7 @@ a file or a busy pipe is still read in large blocks.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io
 import json
@@ -29,13 +31,11 @@ import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures import TimeoutError as FuturesTimeout
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from enum import Enum
 from hashlib import blake2b
 from itertools import repeat
+from multiprocessing.connection import Connection, wait
 from typing import IO, Any, NamedTuple, cast
 
 from ..core import InvalidTarget, Policy, Result, canonicalize
@@ -43,22 +43,26 @@ from ..core import InvalidTarget, Policy, Result, canonicalize
 # Longer lines are bad lines.  Servers refuse far less (nginx 8 KiB, Apache 8 KiB, IIS 16 KiB);
 # browsers send up to 2 MB.  64 KiB keeps every real URL and bounds the memory one line may take.
 MAX_LINE_BYTES = 64 * 1024
-# About 2,000 real URLs: large enough that a block's trip to a worker costs little next to
-# its work, small enough that in-flight blocks take a few MiB.
+# About 2,000 real URLs: a block's output is written as soon as it is done, and the
+# measurement that decides whether workers pay (`_workers_pay`) is taken over a few of them.
 BLOCK_BYTES = 128 * 1024
-# --jobs: the CPU time one process spends before workers start, and the least CPU time a line
-# must take for workers to pay: below it, sending the line to a worker and its output back
-# costs this process about as much as canonicalizing it (bench/cli.py).
-POOL_AFTER_SECONDS = 0.2
-POOL_MIN_LINE_SECONDS = 0.5e-6
-POOL_MIN_WORK_SECONDS = 1.5
-# Linux: fork.  The command starts no thread of its own, and a fork-context pool starts all its
-# workers before its manager thread, so nothing threaded is forked; a forked worker has the
-# imports already (a spawned one re-imports for 0.2 s of CPU): -j 2 on dirty input went from
-# 1.31x to 1.52x -j 1 (bench/cli.py --scaling, idle).  Elsewhere spawn, the platform default.
+# Once workers run: larger blocks, fewer trips between processes and fewer wake-ups of this
+# one, yet small enough that the last block, which one worker does while the other waits,
+# costs little of the wall time; 2 * N + 2 of them in flight take a few MiB.
+POOL_BLOCK_BYTES = 512 * 1024
+# Linux: fork.  A forked worker has the imports already (a spawned one re-imports for 0.2 s
+# of CPU), and the command runs no thread to fork.  Elsewhere spawn, the platform default.
 _START_METHOD = "fork" if sys.platform == "linux" else "spawn"
-# How often a wait for a worker's result looks whether the workers are still alive.
-_WATCH_SECONDS = 0.5
+# --jobs: when workers start.  A line must take at least POOL_MIN_LINE_SECONDS: below it,
+# sending the line to a worker and its output back costs this process about as much as
+# canonicalizing it (bench/cli.py).  A file: after POOL_SAMPLE_SECONDS of work here, when
+# what is left should take POOL_MIN_WORK_SECONDS or more (a fork costs milliseconds; a
+# spawned worker's imports, 0.2 s of CPU, pay back only on work several times as long).
+# A pipe, of unknown length: after POOL_AFTER_SECONDS of work here.
+POOL_MIN_LINE_SECONDS = 0.5e-6
+POOL_SAMPLE_SECONDS = 0.02
+POOL_MIN_WORK_SECONDS = 0.25 if _START_METHOD == "fork" else 1.5
+POOL_AFTER_SECONDS = 0.2
 _GZIP_MAGIC = b"\x1f\x8b"
 _BLANKS = " \t\r\n\x0b\x0c"
 
@@ -444,7 +448,7 @@ class BlockReader:
         self.stream, self.sep, self.max_bytes = stream, sep, max_bytes
         self.size, self.per_line = size, per_line
         self.number = 1  # of the next line to hand on
-        self.parts: list[bytes] = []  # whole lines not handed on yet
+        self.parts: list[bytes | memoryview] = []  # whole lines not handed on yet
         self.held = b""  # the start of a line whose end has not been read
         self.skipping = False  # in the middle of a line too long to keep
 
@@ -469,7 +473,10 @@ class BlockReader:
             data, self.skipping = data[cut + 1 :], False
         end = data.rfind(self.sep)
         if end >= 0:
-            self.parts.append(self.held + data[: end + 1])
+            # Joined once, in _hand_on: a slice and a concatenation here would copy it twice.
+            if self.held:
+                self.parts.append(self.held)
+            self.parts.append(data if end + 1 == len(data) else memoryview(data)[: end + 1])
             self.held = data[end + 1 :]
         else:
             self.held += data
@@ -499,19 +506,9 @@ def arguments_block(urls: Iterable[str]) -> Block:
 
 # --- worker processes ------------------------------------------------------------------------
 
-_worker: Processor | None = None
 
-
-def _start_worker(processor: Processor) -> None:
-    global _worker
-    _worker = processor
-    # ^C reaches the whole process group: the main process stops the run, workers just end.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def _work(block: Block) -> Done:
-    assert _worker is not None
-    return _worker(block)
+class WorkerDied(Exception):
+    """A ``--jobs`` worker process died (killed, out of memory): the output is incomplete."""
 
 
 def run_blocks(
@@ -522,14 +519,18 @@ def run_blocks(
 ) -> Iterator[tuple[Block, Done]]:
     """Each block with its result, in input order.
 
-    With ``jobs > 1`` the blocks go to that many worker processes once `_workers_pay` says so.
-    ``read_share`` tells how much of the input has been read (0 to 1), when that is known.  A
-    dead worker raises `concurrent.futures.process.BrokenProcessPool` here, within a second.
+    With ``jobs > 1`` the blocks go to that many worker processes once `_workers_pay` says so
+    (a `BlockReader` then reads `POOL_BLOCK_BYTES` at a time).  ``read_share`` tells how much
+    of the input has been read (0 to 1), when that is known.  A dead worker raises
+    `WorkerDied` here, as soon as its pipe closes.
     """
+    reader = blocks if isinstance(blocks, BlockReader) else None
     blocks = iter(blocks)
     spent, lines = 0.0, 0
     for block in blocks:
         if jobs > 1 and _workers_pay(spent, lines, read_share):
+            if reader is not None and not reader.per_line:
+                reader.size = max(reader.size, POOL_BLOCK_BYTES)
             yield from _pooled(block, blocks, processor, jobs)
             return
         start = time.process_time()
@@ -542,78 +543,198 @@ def run_blocks(
 def _workers_pay(spent: float, lines: int, read_share: Callable[[], float] | None) -> bool:
     """Whether to start workers, after ``spent`` seconds of CPU on ``lines`` lines here.
 
-    Not before `POOL_AFTER_SECONDS` (a short input is not worth starting processes for), nor
-    when a line costs less than `POOL_MIN_LINE_SECONDS` (then sending it to a worker and its
-    output back costs about as much as canonicalizing it).  When the input's size is known, only
-    if the rest of it should take more than `POOL_MIN_WORK_SECONDS`: a worker's start-up (its
-    imports, 0.2 s of CPU) is paid back only on work several times as long.
+    Never when a line costs less than `POOL_MIN_LINE_SECONDS` (then sending it to a worker and
+    its output back costs about as much as canonicalizing it).  When the input's size is known,
+    after a sample of `POOL_SAMPLE_SECONDS`, and only if the rest of it should take
+    `POOL_MIN_WORK_SECONDS` or more: what is left must pay for the workers' start-up.  When it
+    is not known (a pipe), after `POOL_AFTER_SECONDS`: a short input is not worth starting
+    processes for.
     """
-    if not lines or spent < max(POOL_AFTER_SECONDS, lines * POOL_MIN_LINE_SECONDS):
+    if not lines or spent < lines * POOL_MIN_LINE_SECONDS:
         return False
+    share = _share(read_share)
+    if share is None:
+        return spent >= POOL_AFTER_SECONDS
+    return spent >= POOL_SAMPLE_SECONDS and spent * (1 - share) / share >= POOL_MIN_WORK_SECONDS
+
+
+def _share(read_share: Callable[[], float] | None) -> float | None:
+    """How much of the input has been read, when that is known and not nothing."""
     if read_share is None:
-        return True
+        return None
     try:
         share = read_share()
     except (OSError, ValueError):
-        return True
-    return share <= 0 or spent * (1 - share) / share >= POOL_MIN_WORK_SECONDS
+        return None
+    return share if share > 0 else None
 
 
 def _pooled(
     first: Block, blocks: Iterator[Block], processor: Processor, jobs: int
 ) -> Iterator[tuple[Block, Done]]:
-    pool = ProcessPoolExecutor(
-        jobs,
-        mp_context=multiprocessing.get_context(_START_METHOD),
-        initializer=_start_worker,
-        initargs=(processor,),
-    )
-    pending: deque[tuple[Block, Future[Done]]] = deque()
-    limit = 2 * jobs + 2
+    pool = _Pool(processor, jobs)
+    finished = False
     try:
-        for block in _chain(first, blocks):
-            if len(pending) >= limit:
-                done, future = pending.popleft()
-                yield done, _result(pool, future)
-            pending.append((block, pool.submit(_work, block)))
-            while block.pause and pending:  # the input waits: let the output catch up
-                done, future = pending.popleft()
-                yield done, _result(pool, future)
-        while pending:
-            done, future = pending.popleft()
-            yield done, _result(pool, future)
+        yield from pool.run(_chain(first, blocks), limit=2 * jobs + 2)
+        finished = True
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        pool.close(kill=not finished)
 
 
-def _result(pool: ProcessPoolExecutor, future: Future[Done]) -> Done:
-    """The future's result, or `BrokenProcessPool` within a second of a worker's death.
+class _Task:
+    """A block sent to a worker, and its result once back."""
 
-    The pool finds dead workers by itself, except when one dies in the middle of sending a
-    result: its manager thread then waits forever for the rest of that message, on a pipe whose
-    write end every worker (and this process) holds.  So the dead worker is looked for here too.
+    __slots__ = ("block", "done")
+
+    def __init__(self, block: Block) -> None:
+        self.block = block
+        self.done: Done | None = None
+
+
+class _Pool:
+    """Worker processes, each with a pipe of its own and one block at a time.
+
+    No executor: the main thread sends each block to an idle worker, reads results as they
+    come (`multiprocessing.connection.wait`) and hands them on in input order.  No thread of
+    its own, so none is forked, and no hop through a queue's feeder or manager thread: once
+    workers ran on 600,000 dirty lines, the main process spent 0.20 s of CPU behind
+    `ProcessPoolExecutor`, 0.10 s here (bench/cli.py's input, best of 5).  A worker that dies
+    closes its end of its pipe: the next read or write on it fails at once.
     """
-    while True:
+
+    def __init__(self, processor: Processor, jobs: int) -> None:
+        context: Any = multiprocessing.get_context(_START_METHOD)  # fork or spawn: has Process
+        self.pipes: list[Connection] = []
+        self.processes: list[Any] = []
+        self.idle: list[int] = []
+        self.busy: dict[int, _Task] = {}
+        for index in range(jobs):
+            mine, theirs = context.Pipe()
+            # A forked worker holds copies of this process's ends of the pipes, its own among
+            # them: it closes them, so that each pipe has one end here and one in its worker
+            # (closing or dying here ends the worker's read).  A spawned one inherits none.
+            inherited = (*self.pipes, mine) if _START_METHOD == "fork" else ()
+            process = context.Process(
+                target=_serve, args=(theirs, processor, inherited), daemon=True
+            )
+            process.start()
+            theirs.close()
+            self.pipes.append(mine)
+            self.processes.append(process)
+            self.idle.append(index)
+
+    def run(self, blocks: Iterable[Block], limit: int) -> Iterator[tuple[Block, Done]]:
+        """Each block with its result, in input order, at most ``limit`` blocks in flight.
+
+        A block goes out as soon as a worker is free, before the results before it are
+        written; after a block that ends at a pause of the input, nothing more is read until
+        all is written (``tail -f``: a line never waits for input that may not come)."""
+        window: deque[_Task] = deque()
+        for block in blocks:
+            while not self.idle or len(window) >= limit:
+                if window[0].done is None:
+                    self._receive()
+                else:
+                    yield from _finished(window)
+            self._send(block, window)
+            yield from _finished(window)
+            if block.pause:
+                yield from self._drain(window)
+        yield from self._drain(window)
+
+    def _drain(self, window: deque[_Task]) -> Iterator[tuple[Block, Done]]:
+        while window:
+            if window[0].done is None:
+                self._receive()
+            yield from _finished(window)
+
+    def _send(self, block: Block, window: deque[_Task]) -> None:
+        index = self.idle.pop()
+        task = _Task(block)
         try:
-            return future.result(timeout=_WATCH_SECONDS)
-        except FuturesTimeout:
-            processes: dict[int, Any] = dict(getattr(pool, "_processes", None) or {})
-            if all(p.is_alive() for p in processes.values()):
-                continue
-            _break(pool, processes)
-            raise BrokenProcessPool("a worker process died") from None
+            _send_block(self.pipes[index], block)
+        except OSError:  # its end is closed: it died
+            raise WorkerDied from None
+        self.busy[index] = task
+        window.append(task)
+
+    def _receive(self) -> None:
+        """Wait for a result or more; each worker that sent one is idle again."""
+        pipes = {self.pipes[index]: index for index in self.busy}
+        for pipe in wait(list(pipes)):
+            index = pipes[cast(Connection, pipe)]
+            try:
+                result = _receive_done(cast(Connection, pipe))
+            except (EOFError, OSError):  # its end closed, before or in the middle of a result
+                raise WorkerDied from None
+            if isinstance(result, BaseException):  # a bug in urlsan, raised here with its type
+                raise result
+            self.busy.pop(index).done = result
+            self.idle.append(index)
+
+    def close(self, kill: bool) -> None:
+        """End the workers: each ends when its pipe closes; ``kill`` ends them in the middle
+        of a block (an error, ^C, or the run stopped at a bad line)."""
+        for pipe in self.pipes:
+            pipe.close()
+        for process in self.processes:
+            if kill:
+                process.kill()
+            process.join()
 
 
-def _break(pool: ProcessPoolExecutor, processes: dict[int, Any]) -> None:
-    """Unblock a pool whose manager thread may be stuck reading a dead worker's half message:
-    end the other workers and close this process's write end of the result pipe, so that the
-    read ends (EOF) and the pool shuts down as broken."""
-    for process in processes.values():
-        process.kill()
-    results: Any = getattr(pool, "_result_queue", None)
-    writer = getattr(results, "_writer", None)
-    if writer is not None:
-        writer.close()
+def _finished(window: deque[_Task]) -> Iterator[tuple[Block, Done]]:
+    """The blocks at the head of ``window`` whose results are back, in order."""
+    while window and window[0].done is not None:
+        task = window.popleft()
+        yield task.block, cast(Done, task.done)
+
+
+def _serve(pipe: Connection, processor: Processor, inherited: tuple[Connection, ...]) -> None:
+    """A worker: a block in, its `Done` out, until the main process closes the pipe."""
+    # ^C reaches the whole process group: the main process stops the run, workers just end.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for other in inherited:
+        other.close()
+    with contextlib.suppress(EOFError, OSError):  # the main process closed the pipe, or died
+        while True:
+            block = _receive_block(pipe)
+            try:
+                result: Done | BaseException = processor(block)
+            except Exception as e:  # a bug: the main process raises it
+                result = e
+            _send_done(pipe, result)
+
+
+# The wire between the main process and a worker: the bytes of a block and of its output go as
+# they are (send_bytes), the rest pickled.  Pickled, the bytes would be copied once more on
+# each side, in and out: four more copies of every line.
+
+
+def _send_block(pipe: Connection, block: Block) -> None:
+    pipe.send((block.first, block.pause, block.texts))
+    pipe.send_bytes(block.data)
+
+
+def _receive_block(pipe: Connection) -> Block:
+    first, pause, texts = pipe.recv()
+    return Block(pipe.recv_bytes(), first, pause, texts)
+
+
+def _send_done(pipe: Connection, result: Done | BaseException) -> None:
+    if isinstance(result, BaseException):
+        pipe.send((result, 0))
+        return
+    pipe.send((result._replace(pieces=[]), len(result.pieces)))
+    for piece in result.pieces:
+        pipe.send_bytes(piece)
+
+
+def _receive_done(pipe: Connection) -> Done | BaseException:
+    head, pieces = pipe.recv()
+    if isinstance(head, BaseException):
+        return head
+    return cast(Done, head)._replace(pieces=[pipe.recv_bytes() for _ in range(pieces)])
 
 
 def _chain(first: Block, rest: Iterator[Block]) -> Iterator[Block]:

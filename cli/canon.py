@@ -9,7 +9,6 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures.process import BrokenProcessPool
 from typing import IO, Any
 
 from ..core import Policy
@@ -215,7 +214,7 @@ def cmd_canon(args: argparse.Namespace) -> int:
         session.run(blocks, processor, _jobs_for(args), _read_share(stream))
     except OutputError as e:
         return _fail(f"cannot write {output.shown}: {e}", EXIT_WRITE_ERROR, output)
-    except BrokenProcessPool:
+    except batch.WorkerDied:
         message = "a worker process died (killed, or out of memory): the output is incomplete"
         return _fail(message, EXIT_WORKER_DIED, output)
     finally:

@@ -1,4 +1,4 @@
-"""urlsan in PySpark: a vectorized pandas UDF over Arrow, for the DataFrame API and for SQL.
+"""urlsan in PySpark: a vectorized UDF over Arrow, for the DataFrame API and for SQL.
 
     from urlsan.spark import canonicalize_udf, register
 
@@ -11,10 +11,13 @@ The UDF returns a struct ``<url: string, changed: boolean, rules: array<string>>
 canonical URL, whether it differs from the input, and the rules that fired, in the order they
 ran.  Spark hands the UDF an Arrow batch at a time (10,000 rows by default:
 ``spark.sql.execution.arrow.maxRecordsPerBatch``), so Python is entered once per batch, not once
-per row.
+per row.  On pyspark 4.1 and later it is an Arrow UDF (``arrow_udf``): the batch's URLs are read
+from Arrow and the result built in Arrow, with no pandas in between; on earlier versions, a
+pandas UDF with the same result.
 
 * Surrounding whitespace (a text line's newline) is not part of the URL.  A null or blank URL
-  gives a null ``url``, ``changed`` and ``rules`` (a pandas UDF cannot return a null struct).
+  gives a null ``url``, ``changed`` and ``rules`` (a pandas UDF cannot return a null struct, and
+  the Arrow UDF gives the same).
 * A URL the policy refuses (only the ``strict`` profile and the opt-in ``reject-escaped-slash``
   rule refuse) gives a null ``url``, ``changed`` false, and in ``rules`` the rule that refused:
   the row stays, and ``url IS NULL AND rules IS NOT NULL`` finds the refused ones.
@@ -30,6 +33,8 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd  # type: ignore[import-untyped]  # no stubs (pandas-stubs is not a dependency)
+import pyarrow as pa  # type: ignore[import-untyped]  # no stubs
+from pyspark.sql.pandas import functions as spark_functions
 from pyspark.sql.pandas.functions import pandas_udf
 from pyspark.sql.types import ArrayType, BooleanType, StringType, StructField, StructType
 from urlsan._columns import build_policy, columns
@@ -51,8 +56,37 @@ RESULT_TYPE = StructType(
 )
 
 
+# pyspark 4.1 and later; None before (3.5, 4.0), where the pandas UDF serves.
+_arrow_udf: Any = getattr(spark_functions, "arrow_udf", None)
+
+# RESULT_TYPE in Arrow.  Spark takes string for a string field whatever its
+# spark.sql.execution.arrow.useLargeVarTypes (it converts large_string and string alike).
+_ARROW_FIELDS = [
+    pa.field("url", pa.string()),
+    pa.field("changed", pa.bool_()),
+    pa.field("rules", pa.list_(pa.string())),
+]
+
+
+def _canonicalize_arrow(policy: Policy) -> Any:
+    """The function the Arrow UDF runs: an Arrow array of URLs → a struct array of (url,
+    changed, rules).  Python strings only for the loop itself: a pandas Series in and a
+    DataFrame out cost the executor's Python a fifth more (bench/integrations.py)."""
+
+    def batch(values: pa.Array) -> pa.Array:
+        urls, changed, rules = columns(values.to_pylist(), policy)
+        arrays = [
+            pa.array(column, field.type)
+            for column, field in zip((urls, changed, rules), _ARROW_FIELDS, strict=True)
+        ]
+        return pa.StructArray.from_arrays(arrays, fields=_ARROW_FIELDS)
+
+    return batch
+
+
 def _canonicalize_batch(policy: Policy) -> Any:
-    """The function the UDF runs: a Series of URLs → a DataFrame of (url, changed, rules)."""
+    """The function the pandas UDF runs (pyspark before 4.1): a Series of URLs → a DataFrame of
+    (url, changed, rules)."""
 
     def batch(values: pd.Series) -> pd.DataFrame:
         urls, changed, rules = columns(values.tolist(), policy)
@@ -70,7 +104,8 @@ def canonicalize_udf(
     keep_params: str | Iterable[str] = (),
     policy: Policy | None = None,
 ) -> Any:
-    """The canonicalizing pandas UDF; applied to ``column`` when one is given.
+    """The canonicalizing UDF (Arrow, or pandas before pyspark 4.1); applied to ``column`` when
+    one is given.
 
     ``canonicalize_udf("url")`` is a Column (the struct described in the module's docstring);
     ``canonicalize_udf(profile=…)`` is the UDF, to apply to any column.  ``policy`` overrides the
@@ -78,7 +113,10 @@ def canonicalize_udf(
     """
     if policy is None:
         policy = build_policy(profile, rules, drop_params, keep_params)
-    udf = pandas_udf(_canonicalize_batch(policy), RESULT_TYPE)  # type: ignore[call-overload]
+    if _arrow_udf is not None:
+        udf = _arrow_udf(_canonicalize_arrow(policy), RESULT_TYPE)
+    else:  # pragma: no cover - pyspark 3.5 and 4.0
+        udf = pandas_udf(_canonicalize_batch(policy), RESULT_TYPE)  # type: ignore[call-overload]
     return udf if column is None else udf(column)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import multiprocessing
 import os
 import pickle
 import signal
@@ -182,20 +183,23 @@ def test_progress_draws_then_clears() -> None:
 
 @pytest.fixture
 def pool_started() -> Iterator[list[int]]:
-    """Workers from the second block on (not after 0.2 s of work); lists each pool's size."""
+    """Workers from the second block on (not after some work); lists each pool's size."""
     started: list[int] = []
-    saved = batch.POOL_AFTER_SECONDS, batch.POOL_MIN_WORK_SECONDS, batch._pooled
+    names = ("POOL_AFTER_SECONDS", "POOL_SAMPLE_SECONDS", "POOL_MIN_WORK_SECONDS", "_pooled")
+    saved = [getattr(batch, name) for name in names]
 
     def pooled(first: Block, blocks: Iterator[Block], processor: Processor, jobs: int) -> Any:
         started.append(jobs)
-        return saved[2](first, blocks, processor, jobs)
+        return saved[-1](first, blocks, processor, jobs)
 
     # Set by hand: the runner's monkeypatch.undo() would undo a monkeypatch made here.
-    batch.POOL_AFTER_SECONDS, batch.POOL_MIN_WORK_SECONDS, batch._pooled = 0.0, 0.0, pooled
+    for name, value in zip(names, (0.0, 0.0, 0.0, pooled), strict=True):
+        setattr(batch, name, value)
     try:
         yield started
     finally:
-        batch.POOL_AFTER_SECONDS, batch.POOL_MIN_WORK_SECONDS, batch._pooled = saved
+        for name, value in zip(names, saved, strict=True):
+            setattr(batch, name, value)
 
 
 def _messy_file(path: Path, count: int) -> list[str]:
@@ -225,6 +229,43 @@ def test_jobs_keep_order_and_match_one_process(
     assert plain.lines[4] == "http://h4.example/~4/x"
     assert [x.split(":")[2] for x in plain.err.splitlines()[:2]] == ["11", "11501"]
     assert plain.lines[-1] == canonicalize(lines[-1], Policy.profile("strict")).url
+    assert not multiprocessing.active_children()  # every worker ended with the run
+
+
+def test_jobs_stop_at_the_first_bad_line_like_one_process(
+    urlsan: RunUrlsan, tmp_path: Path, pool_started: list[int]
+) -> None:
+    """--on-error fail leaves the workers in the middle of the input: they end all the same."""
+    urls = tmp_path / "urls.txt"
+    lines = _messy_file(urls, 12_000)
+    lines[10] = "http://h/10"  # the first bad line is the one in the third block
+    urls.write_text("\n".join(lines) + "\n")
+    options = ("-i", str(urls), "--profile", "strict", "--on-error", "fail", "--check")
+    one = urlsan("canon", *options)
+    two = urlsan("canon", *options, "--jobs", "2")
+    assert one == two and pool_started == [2]
+    assert one.status == EXIT_BAD_LINES and "stopped at bad line 11501" in one.err
+    assert not multiprocessing.active_children()
+
+
+class _FailsAfterTheFirstBlock(Processor):
+    def __call__(self, block: Block) -> batch.Done:
+        if block.first > 1:
+            raise ZeroDivisionError("a bug")
+        return super().__call__(block)
+
+
+def test_a_bug_in_a_worker_is_raised_as_itself(pool_started: list[int]) -> None:
+    """An exception in a worker is a bug to report with its own type, not a dead worker
+    (exit 5 tells the user to look for the out-of-memory killer)."""
+    blocks = [Block(b"http://a/%d\n" % i, i) for i in range(1, 4)]
+    results = batch.run_blocks(blocks, _FailsAfterTheFirstBlock(Policy()), jobs=2)
+    assert next(results)[1].pieces == [b"http://a/1\n"]  # in this process
+    with pytest.raises(ZeroDivisionError, match="a bug"):
+        next(results)
+    assert pool_started == [2]
+    results.close()
+    assert not multiprocessing.active_children()
 
 
 def test_cheap_lines_stay_in_one_process(
@@ -244,11 +285,15 @@ def test_cheap_lines_stay_in_one_process(
 def test_workers_start_only_for_long_costly_inputs() -> None:
     pay = batch._workers_pay
     assert not pay(0.0, 0, None)  # nothing measured yet
-    assert not pay(0.1, 100_000, None)  # not 0.2 s of work yet
-    assert pay(0.3, 100_000, None)  # a pipe: its length is not known
+    assert not pay(0.1, 100_000, None)  # a pipe, of unknown length: not 0.2 s of work yet
+    assert pay(0.3, 100_000, None)
     assert not pay(0.3, 1_000_000, None)  # 0.3 µs a line: cheaper here than sent away
-    assert not pay(0.3, 100_000, lambda: 0.25)  # 0.9 s left: less than a start-up pays for
-    assert pay(0.3, 100_000, lambda: 0.1)  # 2.7 s left
+    # A file: the work left is known from the first blocks' share of it.
+    assert not pay(0.01, 3_000, lambda: 0.001)  # too small a sample to tell
+    left = batch.POOL_MIN_WORK_SECONDS
+    assert not pay(0.05, 10_000, lambda: 0.05 / (0.05 + left * 0.9))  # 0.9x the least left
+    assert pay(0.05, 10_000, lambda: 0.05 / (0.05 + left * 1.1))
+    assert not pay(0.05, 10_000, lambda: 1.0)  # all read already
 
 
 def test_workers_catch_up_when_the_input_pauses(pool_started: list[int]) -> None:
@@ -307,3 +352,43 @@ def test_a_dead_worker_ends_the_run_with_one_line() -> None:
     assert "Traceback" not in err
     time.sleep(0.5)
     assert not any(Path(f"/proc/{pid}").exists() for pid in workers)  # none left behind
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="finds workers through /proc")
+def test_workers_end_when_the_main_process_is_killed() -> None:
+    """kill -9 of the command leaves no worker behind, busy or waiting for a block."""
+    proc = subprocess.Popen(
+        [*URLSAN, "canon", "--jobs", "2"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    assert proc.stdin is not None
+    stop = threading.Event()
+    threading.Thread(target=_feed_forever, args=(proc.stdin, stop), daemon=True).start()
+    try:
+        deadline = time.monotonic() + 60
+        while len(workers := worker_pids(proc.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert len(workers) == 2, "the workers did not start"
+        proc.kill()
+        proc.wait(timeout=30)
+    finally:
+        stop.set()
+    deadline = time.monotonic() + 10
+    while _alive(workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = _alive(workers)
+    for pid in left:  # not left running after a failure
+        os.kill(pid, signal.SIGKILL)
+    assert not left
+
+
+def _alive(pids: list[int]) -> list[int]:
+    """Those of ``pids`` still running (a zombie, ended but not yet reaped by init, is not)."""
+    alive = []
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+                alive.append(pid)
+    return alive

@@ -87,6 +87,32 @@ def test_sql_and_deduplication(spark: SparkSession) -> None:
     ]
 
 
+def test_the_pandas_udf_of_older_pysparks_gives_the_same_struct() -> None:
+    """pyspark 3.5 and 4.0 have no Arrow UDF: there the pandas UDF runs, and its function must
+    give what the Arrow UDF's gives (no session needed: both are plain functions of a batch)."""
+    import pandas as pd
+    import pyarrow as pa
+    from urlsan.spark import _canonicalize_arrow, _canonicalize_batch, build_policy
+
+    policy = build_policy("crawler", rules="+reject-escaped-slash")
+    values = [url for (url,) in URLS]
+    arrow = _canonicalize_arrow(policy)(pa.array(values, pa.string())).to_pylist()
+    frame = _canonicalize_batch(policy)(pd.Series(values, dtype=object))
+    # Into Arrow as Spark takes a pandas UDF's result: a missing value (None or NaN) is null.
+    fields = [pa.field("url", pa.string()), pa.field("changed", pa.bool_())]
+    fields.append(pa.field("rules", pa.list_(pa.string())))
+    columns = [pa.Array.from_pandas(frame[f.name], type=f.type) for f in fields]
+    assert pa.StructArray.from_arrays(columns, fields=fields).to_pylist() == arrow
+    assert [row["url"] for row in arrow] == [
+        "http://example.com/~guide/intro",
+        "http://example.com/~guide/intro",
+        None,  # refused: a%2fb
+        None,
+        None,
+    ]
+    assert arrow[2] == {"url": None, "changed": False, "rules": ["reject-escaped-slash"]}
+
+
 def test_bad_options_fail_on_the_driver() -> None:
     # (No session needed: a job builds its UDF before starting Spark, and fails early.)
     with pytest.raises(ValueError, match="unknown profile"):
