@@ -22,6 +22,7 @@ from .result import InvalidTarget, Result
 from .split import FORMS, Parts, split, split_authority
 
 _COMPONENTS = ("userinfo", "host", "path", "query", "fragment")
+_new = tuple.__new__
 
 
 def canonicalize(
@@ -170,6 +171,9 @@ class _Part:
 
 
 _Handler = Callable[["_Canonicalizer", str, _Part], "str | None"]
+# A step as the driver runs it: a search that finds what it may change (None: it always runs),
+# and its handler.
+_Step = tuple["Callable[[str], object] | None", _Handler]
 
 
 class _Plan(NamedTuple):
@@ -177,7 +181,7 @@ class _Plan(NamedTuple):
 
     on: Callable[[str], bool]
     scan: dict[str, rules.Scanner]
-    steps: dict[str, tuple[_Handler, ...]]
+    steps: dict[str, tuple[_Step, ...]]
     # Per component, a fullmatch of texts that none of its steps changes or reports on: they
     # skip the walk.  Conservative: a text it refuses walks the steps, which decide.
     quiet: dict[str, Callable[[str], object]]
@@ -200,7 +204,9 @@ def _plan(policy: Policy) -> _Plan:
         on("uppercase-escape"),
     )
     names = _step_names(policy.rules)
-    quiet = {c: scan[c].clean if names[c] == (CHARACTERS,) else _never for c in _COMPONENTS}
+    quiet: dict[str, Callable[[str], object]] = {
+        c: scan[c].clean if names[c] == (CHARACTERS,) else _never for c in _COMPONENTS
+    }
     # A lowercase DNS name whose last label starts with a letter: not numeric, no dot to strip.
     quiet["host"] = _LOWER_HOST
     quiet["scheme"] = _LOWER_SCHEME
@@ -208,7 +214,7 @@ def _plan(policy: Policy) -> _Plan:
     # dot-prefix guard), none starting with "." (dot segments), no ";" when drop-params is on.
     segment = scan["path"].unit(without="/;" if on("drop-params") else "/")
     quiet["path"] = re.compile(f"(?:/(?![./])(?:{segment})*+)++").fullmatch
-    return _Plan(on, scan, _steps(policy.rules), quiet)
+    return _Plan(on, scan, _steps(policy.rules, scan), quiet)
 
 
 def _never(text: str) -> None:
@@ -257,13 +263,14 @@ class _Canonicalizer:
         """Run ``component``'s steps in pipeline order; None: the component is dropped."""
         return self.run_steps(self.steps[component], text, part)
 
-    def run_steps(self, handlers: tuple[_Handler, ...], text: str, part: _Part) -> str | None:
-        out: str | None = text
-        for handler in handlers:
-            out = handler(self, out, part)  # type: ignore[arg-type]
-            if out is None:
-                return None
-        return out
+    def run_steps(self, steps: tuple[_Step, ...], text: str, part: _Part) -> str | None:
+        for needs, handler in steps:
+            if needs is None or needs(text):
+                out = handler(self, text, part)
+                if out is None:
+                    return None
+                text = out
+        return text
 
     def chars(self, component: str, text: str, start: int) -> str:
         return self.scan[component].scan(text, start, self.edits)
@@ -300,7 +307,8 @@ class _Canonicalizer:
             if fragment is not None:
                 out += ("#", fragment)
         url = "".join(out)
-        return Result(self.target, url, self.edits.freeze(), self.findings.freeze())
+        # Result's own __new__ is Python code: tuple.__new__ builds the same value faster.
+        return _new(Result, (self.target, url, self.edits.freeze(), self.findings.freeze()))
 
     # --- components, in output order
 
@@ -489,7 +497,9 @@ def _backslash_as_slash(c: _Canonicalizer, text: str, p: _Part) -> str:
             run,
             "/" * len(run),
         )
-    return text.replace("\\", "/")
+    text = text.replace("\\", "/")
+    p.relative = p.relative and text[:1] != "/"  # "\\a" is "/a" (as _path_characters says)
+    return text
 
 
 def _path_characters(c: _Canonicalizer, text: str, p: _Part) -> str:
@@ -596,7 +606,7 @@ def _strip_fragment(c: _Canonicalizer, text: str, p: _Part) -> None:
 
 
 def _chars_of(component: str) -> _Handler:
-    return lambda c, text, p: c.chars(component, text, p.start)
+    return lambda c, text, p: c.scan[component].scan(text, p.start, c.edits)
 
 
 _HANDLERS: dict[tuple[str, str, str], Any] = {
@@ -626,6 +636,25 @@ _HANDLERS: dict[tuple[str, str, str], Any] = {
     ("fragment", CHARACTERS, ""): _chars_of("fragment"),
 }
 
+# What a text holds when a step may have something to do: a step whose search finds nothing
+# is skipped (its handler would return the text as it is).  Steps not named here always run.
+_NEEDS: dict[tuple[str, str, str], str] = {
+    ("scheme", "lowercase-scheme", ""): "[A-Z]",
+    ("host", "idna-host", ""): "[^\\x00-\\x7f]",
+    ("host", "lowercase-host", ""): "[A-Z]",
+    ("host", "strip-host-dot", ""): r"\.\Z",
+    ("host", "numeric-host", ""): r"(?:\A|\.)[0-9][^.]*\.*\Z",  # rules.ends_in_number
+    ("port", "drop-empty-port", ""): r"\A\Z",
+    ("port", "strip-port-zeros", ""): r"\A0.",
+    ("path", "backslash-as-slash", ""): r"\\",
+    ("path", "drop-params", "path parameters"): ";",
+    ("path", "merge-slashes", ""): "//",
+    ("path", "remove-dot-segments", ""): rules.DOT_SEGMENT,
+    ("path", "empty-path", "with an authority"): r"\A\Z",
+    ("query", "sort-query", ""): "&",
+    ("query", "drop-empty-query", ""): r"\A\Z",
+}
+
 # Steps that run whatever the policy: their findings are reported even with the rule off.
 _ALWAYS = frozenset({("host", "numeric-host", "")})
 
@@ -644,13 +673,20 @@ def _step_names(on: frozenset[str]) -> dict[str, tuple[str, ...]]:
     return {c: tuple(s.name for s in steps) for c, steps in _running(on).items()}
 
 
-@lru_cache(maxsize=64)
-def _steps(on: frozenset[str]) -> dict[str, tuple[_Handler, ...]]:
-    """The handlers of the steps a policy's rules switch on, per component, in pipeline order."""
+def _steps(on: frozenset[str], scan: dict[str, rules.Scanner]) -> dict[str, tuple[_Step, ...]]:
+    """The steps a policy's rules switch on, per component, in pipeline order: each with the
+    search that tells whether it has anything to do, and its handler."""
     return {
-        c: tuple(_HANDLERS[s.component, s.name, s.when] for s in steps)
+        c: tuple((_needs(s, scan), _HANDLERS[s.component, s.name, s.when]) for s in steps)
         for c, steps in _running(on).items()
     }
+
+
+def _needs(step: Step, scan: dict[str, rules.Scanner]) -> Callable[[str], object] | None:
+    if step.name == CHARACTERS:
+        return None  # the scanner's own first test, one fullmatch, is the quickest
+    pattern = _NEEDS.get((step.component, step.name, step.when))
+    return None if pattern is None else re.compile(pattern).search
 
 
 # --- the compiled entry (core/_speedups.c): `canonicalize` itself, with the twin in front

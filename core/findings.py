@@ -26,6 +26,9 @@ _RAW_OVERLONG = re.compile("[\udcc0\udcc1][\udc80-\udcbf]")  # the same, as raw 
 _ESCAPED_SLASH = re.compile(r"%(?:2[Ff]|5[Cc])")
 _DOT_ESCAPES = re.compile(r"%2[Ee]")
 _SEGMENT_DOT = re.compile(r"(?:^|/)(?:\.|%2[Ee])")
+_ESCAPED_DOT = frozenset({"%2e", "%2E"})
+
+_new = tuple.__new__
 
 FINDING_NAMES: tuple[str, ...] = (
     "dot-segment",
@@ -66,7 +69,8 @@ class Findings:
             item[2] += 1
 
     def freeze(self) -> tuple[Finding, ...]:
-        return tuple(Finding(r, c, o, d, n) for (r, c), (o, d, n) in self.seen.items())
+        # Finding's own __new__ is Python code: tuple.__new__ builds the same value faster.
+        return tuple(_new(Finding, (r, c, o, d, n)) for (r, c), (o, d, n) in self.seen.items())
 
 
 def escapes(text: str, component: str, start: int, out: Findings) -> None:
@@ -93,6 +97,11 @@ def path(text: str, start: int, absolute: bool, out: Findings) -> None:
     offset = start
     segments = text.split("/")
     for i, raw in enumerate(segments):
+        if raw[:1] != "." and raw[:3] not in _ESCAPED_DOT:  # most segments: no dot to look at
+            if i > 0:
+                depth += 1
+            offset += len(raw) + 1
+            continue
         seg = _DOT_ESCAPES.sub(".", raw) if "%" in raw else raw
         param = seg.partition(";")[0] if ";" in seg else None
         if seg in (".", ".."):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 
 import idna
@@ -81,7 +82,15 @@ class Edits:
             if self.count >= FOLD_AFTER and start >= self.end:
                 self._fold(rule, start, end, after)
                 return
-        self._open(component)
+            self._close()
+            self.count += 1
+        elif component == self.component:
+            self.count += 1
+        else:
+            if self.rule:
+                self._close()
+            self.component = component
+            self.count = 1
         self.rule = rule
         self.start = start
         self.end = end
@@ -180,13 +189,28 @@ def encode_char(c: str) -> str:
     return "".join(map(pct, c.encode("utf-8", "surrogatepass")))
 
 
+def encode_non_ascii(text: str) -> str:
+    """`encode_char` of each character: one UTF-8 encoding for the run where it can."""
+    try:
+        data = text.encode("utf-8", "surrogateescape")  # U+DC80-U+DCFF: the byte it stands for
+    except UnicodeEncodeError:  # another lone surrogate: its own UTF-8 form, as encode_char has it
+        return "".join(map(encode_char, text))
+    return "%" + data.hex("%").upper()
+
+
 _NOT_FOUND = ("", "")
 
 
 class Scanner:
-    """The character rules of one component: an escape table and two compiled patterns."""
+    """The character rules of one component: an escape table and two compiled patterns.
 
-    __slots__ = ("clean", "component", "escapes", "kept", "single", "unsafe")
+    ``clean`` matches text that no rule changes (one fullmatch for most components);
+    ``changes`` finds, left to right, each piece that one rule rewrites: an escape whose table
+    entry changes it, a run of "%" that start no escape, a run of ASCII characters not allowed
+    here, a run of non-ASCII characters.  The text between is copied as it is.
+    """
+
+    __slots__ = ("changes", "clean", "component", "escapes", "kept", "single")
 
     def __init__(
         self,
@@ -199,8 +223,6 @@ class Scanner:
     ) -> None:
         self.component = component
         allowed = charsets.regex_class(charsets.ALLOWED[component])
-        # Runs of characters that must be escaped (never "%": escapes are split off first).
-        self.unsafe = re.compile(f"(?P<ascii>[^{allowed}%\x80-\U0010ffff]+)|[^\x00-\x7f]+")
         # The two hex digits after a "%" -> (replacement, rule); ("", "") when nothing changes.
         self.escapes: dict[str, tuple[str, str]] = {}
         for byte in range(256):
@@ -216,8 +238,7 @@ class Scanner:
                     self.escapes[pair] = (canonical, "uppercase-escape")
                 else:
                     self.escapes[pair] = _NOT_FOUND
-        # One disallowed ASCII character alone between escapes is common in hostile input:
-        # its escape straight from a table, without the regex.
+        # A disallowed ASCII character alone is common in hostile input: its escape from a table.
         self.single = {
             chr(c): pct(c)
             for c in range(128)
@@ -230,13 +251,20 @@ class Scanner:
             else:  # "%2F" -> "/"; "%5C" too only when backslash-as-slash is on ("decode-all")
                 for pair in ("2F", "2f", "5C", "5c") if slash == "decode-all" else ("2F", "2f"):
                     self.escapes[pair] = ("/", "decode-escaped-slash")
+        self.kept = _pairs(pair for pair, hit in self.escapes.items() if hit is _NOT_FOUND)
         # Text no rule changes: allowed characters and escapes already canonical, one fullmatch.
-        kept: dict[str, str] = {}
-        for pair, hit in self.escapes.items():
-            if hit is _NOT_FOUND and pair == pair.upper():
-                kept[pair[0]] = kept.get(pair[0], "") + pair[1]
-        self.kept = "|".join(f"{hi}[{''.join(sorted(lo))}]" for hi, lo in sorted(kept.items()))
         self.clean = re.compile(f"(?:[{allowed}]++|%(?:{self.kept}))*+").fullmatch
+        rewritten = _pairs(pair for pair, hit in self.escapes.items() if hit is not _NOT_FOUND)
+        # Clean text, then what follows it: each match starts where the last one ended, so
+        # that one pass finds them all, in linear time.
+        self.changes = re.compile(
+            f"(?:[{allowed}]++|%(?:{self.kept}))*+"
+            f"(?:(?P<escape>%(?:{rewritten}))"
+            "|(?P<stray>%+)(?![0-9A-Fa-f]{2})"  # §2.4: a "%" that starts no escape
+            f"|(?P<ascii>[^{allowed}%\x80-\U0010ffff]+)"
+            "|(?P<wide>[^\x00-\x7f]+)"
+            r"|\Z)"  # the clean rest
+        )
 
     def unit(self, without: str = "") -> str:
         """A regex of one unit of text that no character rule changes here: an allowed
@@ -248,80 +276,43 @@ class Scanner:
         if self.clean(text):
             return text
         edits.view, edits.view_start = text, start  # what a fold copies between edits
-        if "%" not in text:
-            return self._unsafe(text, start, edits)
-        return self._escapes(text, start, edits)
-
-    def _escapes(self, text: str, start: int, edits: Edits) -> str:
-        """Each "%" and the text after it, up to the next "%"."""
-        clean, escapes, single = self.clean, self.escapes, self.single
         comp = self.component
-        add = edits.add
-        pieces = text.split("%")
-        first = pieces[0]
-        out = [first if clean(first) else self._unsafe(first, start, edits)]
-        pos = start + len(first)  # input offset of the "%" that precedes each piece
-        end = start + len(text)
-        strays = 0  # a run of "%" that start no escape, recorded as one edit
-        for piece in pieces[1:]:
-            hit = escapes.get(piece[:2])  # None: no two hex digits follow
-            if hit is None:
-                strays += 1
-                if piece == "" and pos + 1 < end:
-                    pos += 1  # "%%": the next "%" follows at once
-                    continue
-                at = pos + 1 - strays
-                edits.repair("encode-stray-percent", comp, at, "'%' that starts no escape")
-                add("encode-stray-percent", comp, at, pos + 1, "%" * strays, "%25" * strays)
-                out.append("%25" * strays)
-                strays = 0
-                rest, rest_pos = piece, pos + 1
-            else:
-                if strays:
-                    at = pos - strays
-                    edits.repair("encode-stray-percent", comp, at, "'%' that starts no escape")
-                    add("encode-stray-percent", comp, at, pos, "%" * strays, "%25" * strays)
-                    out.append("%25" * strays)
-                    strays = 0
-                new, rule = hit
-                if not rule:
-                    out.append("%" + piece[:2])
-                elif new:
-                    add(rule, comp, pos, pos + 3, "%" + piece[:2], new)
-                    out.append(new)
-                else:
-                    raise InvalidTarget(rule, comp, pos, f"escaped slash %{piece[:2]} in the path")
-                rest, rest_pos = piece[2:], pos + 3
-            if rest:
-                if clean(rest):
-                    out.append(rest)
-                elif rest in single:
-                    edits.repair("encode-unsafe", comp, rest_pos, f"character {rest!r} not allowed")
-                    add("encode-unsafe", comp, rest_pos, rest_pos + 1, rest, single[rest])
-                    out.append(single[rest])
-                else:
-                    out.append(self._unsafe(rest, rest_pos, edits))
-            pos += 1 + len(piece)
-        return "".join(out)
-
-    def _unsafe(self, text: str, start: int, edits: Edits) -> str:
-        """Escape the runs of characters not allowed raw (``text`` holds no "%")."""
         out: list[str] = []
         pos = 0
-        comp = self.component
-        for m in self.unsafe.finditer(text):
-            s = m.group()
-            if m.lastgroup == "ascii":
-                rule, new = "encode-unsafe", "".join(pct(ord(c)) for c in s)
-                edits.repair(rule, comp, start + m.start(), f"character {s[0]!r} not allowed")
+        for m in self.changes.finditer(text):
+            kind = m.lastgroup
+            if kind is None:
+                break
+            at, piece = m.start(kind), m.group(kind)
+            if kind == "escape":
+                new, rule = self.escapes[piece[1:]]
+                if not new:
+                    raise InvalidTarget(
+                        rule, comp, start + at, f"escaped slash {piece} in the path"
+                    )
+            elif kind == "stray":
+                rule, new = "encode-stray-percent", "%25" * len(piece)
+                edits.repair(rule, comp, start + at, "'%' that starts no escape")
+            elif kind == "ascii":
+                rule = "encode-unsafe"
+                new = self.single.get(piece) or "".join(self.single[c] for c in piece)
+                edits.repair(rule, comp, start + at, f"character {piece[0]!r} not allowed")
             else:
-                rule, new = "encode-non-ascii", "".join(map(encode_char, s))
-                edits.repair(rule, comp, start + m.start(), "non-ASCII character")
-            out += (text[pos : m.start()], new)
+                rule, new = "encode-non-ascii", encode_non_ascii(piece)
+                edits.repair(rule, comp, start + at, "non-ASCII character")
+            out += (text[pos:at], new)
             pos = m.end()
-            edits.add(rule, comp, start + m.start(), start + m.end(), s, new)
+            edits.add(rule, comp, start + at, start + pos, piece, new)
         out.append(text[pos:])
         return "".join(out)
+
+
+def _pairs(pairs: Iterable[str]) -> str:
+    """A regex matching exactly these pairs of hex digits, grouped by the first."""
+    by_first: dict[str, str] = {}
+    for pair in sorted(pairs):
+        by_first[pair[0]] = by_first.get(pair[0], "") + pair[1]
+    return "|".join(f"{hi}[{lo}]" for hi, lo in by_first.items()) or "(?!)"
 
 
 @lru_cache(maxsize=64)
@@ -462,7 +453,8 @@ def ends_in_number(host: str) -> bool:
 
 # --- Path.
 
-_DOT_SEGMENT = re.compile(r"(?:^|/)\.\.?(?:/|$)")
+DOT_SEGMENT = r"(?:^|/)\.\.?(?:/|$)"  # RFC 3986 §5.2.4's "." and ".." segments
+_DOT_SEGMENT = re.compile(DOT_SEGMENT)
 
 
 def has_dot_segments(path: str) -> bool:

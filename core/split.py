@@ -57,6 +57,9 @@ class Parts(NamedTuple):
     fragment: Span
 
 
+_new = tuple.__new__  # Parts' own __new__ is Python code
+
+
 def _span(m: re.Match[str], name: str) -> Span:
     return (m.group(name), m.start(name))
 
@@ -129,13 +132,17 @@ def split(target: str, form: str = "auto") -> Parts:
         userinfo, host, port = split_authority(authority, m.start("authority"))
     else:
         userinfo = host = port = _ABSENT
-    return Parts(
-        "absolute" if scheme is not None else "reference",
-        _span(m, "scheme"),
-        userinfo,
-        host,
-        port,
-        _span(m, "path"),
-        _span(m, "query"),
-        _span(m, "fragment"),
+    form = "absolute" if scheme is not None else "reference"
+    return _new(
+        Parts,
+        (
+            form,
+            _span(m, "scheme"),
+            userinfo,
+            host,
+            port,
+            _span(m, "path"),
+            _span(m, "query"),
+            _span(m, "fragment"),
+        ),
     )
