@@ -147,14 +147,22 @@ def run_round(port: int, targets: list[bytes], connections: int) -> tuple[float,
     return elapsed, [x for r in results for x in r]
 
 
+def _flows(targets: list[str]) -> list[Any]:
+    """Test flows for ``targets``, as the proxy would see them sent to one host."""
+    from mitmproxy import http
+    from mitmproxy.test import tflow, tutils
+
+    host = http.Headers([(b"Host", b"bench.local")])
+    return [tflow.tflow(req=tutils.treq(path=t, headers=host.copy())) for t in targets]
+
+
 def hook_cpu(targets: list[bytes], mode: str, log: Path | None, repeat: int = 5) -> float:
     """CPU seconds per request spent in the addon's hook, measured in this process on test flows.
 
     Independent of machine load, unlike anything measured across processes: the best of
     ``repeat`` passes over ``targets``.
     """
-    from mitmproxy import http
-    from mitmproxy.test import taddons, tflow, tutils
+    from mitmproxy.test import taddons
     from urlsan.addon import UrlSanitizer
 
     addon = UrlSanitizer()
@@ -162,12 +170,7 @@ def hook_cpu(targets: list[bytes], mode: str, log: Path | None, repeat: int = 5)
     with taddons.context(addon) as tctx:
         tctx.configure(addon, urlsan_mode=mode, urlsan_log=str(log) if log else "")
         for _ in range(repeat):
-            flows = [
-                tflow.tflow(
-                    req=tutils.treq(path=t, headers=http.Headers([(b"Host", b"bench.local")]))
-                )
-                for t in targets
-            ]
+            flows = _flows(targets)
             t0 = time.process_time()
             for f in flows:
                 addon.requestheaders(f)
@@ -218,7 +221,6 @@ def _stub(addon: Any, variant: str) -> Any:
 def hook_parts(targets: list[bytes], mode: str, log: Path, rounds: int = 5) -> dict[str, float]:
     """CPU seconds per request of each variant of `HOOK_PARTS` (best of ``rounds``, the variants
     interleaved in each round, so that a change in machine load hits them all alike)."""
-    from mitmproxy import http
     from mitmproxy.test import taddons, tflow, tutils
     from urlsan.addon import UrlSanitizer
 
@@ -233,12 +235,7 @@ def hook_parts(targets: list[bytes], mode: str, log: Path, rounds: int = 5) -> d
                 hook = (lambda f: None) if variant == "no hook" else addon.requestheaders
                 for warm in targets[:50]:
                     hook(tflow.tflow(req=tutils.treq(path=warm)))
-                flows = [
-                    tflow.tflow(
-                        req=tutils.treq(path=t, headers=http.Headers([(b"Host", b"bench.local")]))
-                    )
-                    for t in targets
-                ]
+                flows = _flows(targets)
                 t0 = time.process_time()
                 for f in flows:
                     hook(f)
