@@ -2,23 +2,29 @@
  *
  * canonicalize(target, flags, form) returns the very Result the pure-Python driver returns (URL,
  * edits, findings), or None when the target lies outside what this twin handles; the caller then
- * runs the Python reference, and declined() says why (bench/core.py counts the reasons).
- * Handled: an origin-form path ("/a?b", not "//a"), or an absolute http/https/ws/wss URL whose
- * authority is a host of ASCII letters, digits, "-", "_" and "." that does not end in a number
- * (a dotted-decimal IPv4 address aside), with an optional port.  The path, query and fragment may
- * hold anything: escapes, stray "%", characters to escape, non-ASCII text, surrogateescape'd raw
- * bytes, and with them the findings the reference reports there (dot segments raw and escaped,
- * "%25", "%00", "%0D", "%u", overlong UTF-8, escaped slashes, a backslash).  A userinfo, an IP
- * literal, an IDN, another numeric host, or a backslash or escaped slash in the path under a rule
- * on them goes back to Python, which is the reference: tests/core/test_speedups.py holds the two
- * to the same output.
+ * runs the Python reference, and declined() says why (bench/core.py counts the reasons).  Under
+ * a strict policy it raises the very InvalidTarget the reference raises where that would repair.
+ * Handled: origin-form ("/a?b", not "//a"), authority-form and asterisk-form targets, and
+ * absolute http/https/ws/wss URLs with any ASCII host: a reg-name (with escapes and characters to
+ * escape too), an IPv4 address in any of its forms, an IPv6 literal with or without a zone; with
+ * userinfo and a port.  The path, query and fragment may hold anything: escapes, stray "%",
+ * characters to escape, non-ASCII text, surrogateescape'd raw bytes, and with them the findings
+ * the reference reports there (dot segments raw and escaped, "%25", "%00", "%0D", "%u", overlong
+ * UTF-8, escaped slashes, a backslash).  An IDN, another scheme, a relative reference, or a
+ * backslash or escaped slash in the path under a rule on them goes back to Python, which is the
+ * reference: tests/core/test_speedups.py holds the two to the same output.
  *
  * Each step of canonical.py is one static function here (step_scheme, step_authority with
  * step_host and step_port, step_path, step_query, step_fragment), walked by steps().  The tables
  * (allowed characters per component, the unreserved sets, the default ports) come from
  * charsets.py and policy.py through setup(), so that the grammar lives in one place.  The output
  * is ASCII; every rewrite is recorded exactly as rules.Edits records it: adjacent edits of one
- * rule in one component merge into one (issue #13).
+ * rule in one component merge into one, and past FOLD_AFTER a component's edits fold (issue #13).
+ *
+ * Speed (issue #13: dirty targets at least as fast as url-py): a 1-byte (latin-1) target, nearly
+ * every one, is read through its own buffer (State.s1) with memchr and byte loops; the strings
+ * edits hold most ("%7e", "é", "%C3%A9", ":443", "https") and small offsets are made once; and
+ * Edit and Finding tuples are reused once their Result is gone (pooled()).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -74,6 +80,8 @@ static const char *const FINDING_NAMES[F_COUNT] = {
 #define FL_SLASH_RULES (1 << 12) /* a rule on backslashes or escaped slashes: those go to Python */
 #define FL_STRIP_DOT (1 << 13)
 #define FL_NUMERIC_HOST (1 << 14)
+/* Policy.strict: what the policy would have to repair raises InvalidTarget (exported as STRICT) */
+#define FL_STRICT (1 << 15)
 
 static const struct {
     const char *rule;
@@ -109,7 +117,7 @@ static const struct {
 };
 
 static PyObject *rule_str[R_COUNT], *component_str[C_COUNT], *finding_str[F_COUNT];
-static PyObject *ResultType, *EditType, *FindingType;
+static PyObject *ResultType, *EditType, *FindingType, *InvalidTargetType;
 
 /* policy.DEFAULT_PORTS, as setup() hands it over: the schemes this twin handles. */
 #define SCHEME_MAX 8
@@ -117,14 +125,19 @@ static PyObject *ResultType, *EditType, *FindingType;
 static struct {
     char name[SCHEME_MAX];
     Py_ssize_t n;
-    PyObject *port;
+    PyObject *port;       /* the default port, "80" */
+    PyObject *name_str;   /* the scheme, lowercase: lowercase-scheme's text after */
+    PyObject *colon_port; /* ":80": drop-default-port's text before */
+    PyObject *spelled[1 << SCHEME_MAX]; /* "HTTp": its text before, by which letters are
+                                           capitals (bit k: letter k), made on first use */
 } schemes[SCHEMES_MAX];
 static int nschemes;
 static PyObject *empty_str, *colon_str, *slash_str, *user_str, *password_str;
 
-static unsigned char allowed_path[128], allowed_query[128], allowed_fragment[128];
-static unsigned char allowed_userinfo[128], allowed_host[128];
-static unsigned char unreserved[128], unreserved_2396[128];
+/* Indexed by a character below 256 (a 1-byte str's own): 0 from 128 on. */
+static unsigned char allowed_path[256], allowed_query[256], allowed_fragment[256];
+static unsigned char allowed_userinfo[256], allowed_host[256];
+static unsigned char unreserved[256], unreserved_2396[256];
 static int ready;
 
 /* result.FOLD_AFTER and pipeline.RULES's order, from setup(): a component's character edits
@@ -217,6 +230,7 @@ typedef struct {
     PyObject *target;
     int kind;
     const void *data;
+    const Py_UCS1 *s1;       /* data, when the target is a 1-byte (latin-1) str; else NULL */
     Py_ssize_t len;
     int flags;
     EditRec *edits;          /* edits_here, until more are made */
@@ -228,8 +242,9 @@ typedef struct {
     Py_ssize_t pos;          /* where the next step reads the input */
     int origin;              /* origin-form (no scheme and authority) */
     int authority;           /* authority-form: the target is all authority (RFC 9112 §3.2.3) */
-    PyObject *default_port;  /* borrowed from schemes[] */
+    int scheme;              /* its index in schemes[]; -1: none (origin- or authority-form) */
     const char *why;         /* why the target was declined */
+    int host_lower;          /* scan() reads a reg-name that lowercase-host lowercased */
     /* Where short targets are made, without an allocation (nothing here is zeroed per call) */
     EditRec edits_here[8];
     char out_here[256];
@@ -370,9 +385,63 @@ fail:
     return NULL;
 }
 
-/* The text an edit left: one escape "%XX" (a single character escaped, the commonest edit of
- * hostile input) comes from a table of 256 strings made once. */
-static PyObject *pct_str[256];
+/* Results, edits and findings made lately, kept for reuse: one whose only reference is its
+ * pool's (its holder let go of it) is refilled in place, as CPython's own zip() and enumerate()
+ * refill their result tuple when the caller let go of it.  A proxy drops each Result after its
+ * request, so that most of them and their edits cost no allocation.  A ring: the slot a new one
+ * takes was taken size / (made per target) targets ago; a slot still in use is left to its
+ * holder.  A Result kept here keeps its edits: its ring is short (2), so that theirs (64) finds
+ * them let go of when it comes round. */
+#define POOL_SIZE 64
+#define POOL_TEXT_MAX 256
+typedef struct {
+    PyObject *slot[POOL_SIZE];
+    int next, size;
+} Pool;
+static Pool edit_pool = {.size = POOL_SIZE}, finding_pool = {.size = POOL_SIZE};
+static Pool result_pool = {.size = 2};
+
+static PyObject *pooled(Pool *pool, PyObject *type, Py_ssize_t n, PyObject **items) {
+    PyObject **slot = &pool->slot[pool->next];
+    pool->next = (pool->next + 1) % pool->size;
+    PyObject *o = *slot;
+    if (o && Py_REFCNT(o) == 1 && Py_TYPE(o) == (PyTypeObject *)type) {
+        for (Py_ssize_t i = 0; i < n; i++) {
+            if (!items[i]) goto fail;
+        }
+        for (Py_ssize_t i = 0; i < n; i++) { /* each old item let go after its place is taken */
+            PyObject *old = PyTuple_GET_ITEM(o, i);
+            PyTuple_SET_ITEM(o, i, items[i]);
+            Py_DECREF(old);
+        }
+        return Py_NewRef(o);
+    }
+    o = named(type, n, items);
+    if (!o) return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) { /* a long text is not kept alive past its Result */
+        PyObject *item = PyTuple_GET_ITEM(o, i);
+        if (PyUnicode_Check(item) && PyUnicode_GET_LENGTH(item) > POOL_TEXT_MAX) return o;
+    }
+    Py_XSETREF(*slot, Py_NewRef(o));
+    return o;
+fail:
+    for (Py_ssize_t i = 0; i < n; i++) Py_XDECREF(items[i]);
+    return NULL;
+}
+
+/* Strings made once, for the texts most edits hold (hostile and dirty input alike): every
+ * escape "%XX" as this twin writes it (pct_str), each character below 256 (char_str), an escape
+ * as the input may spell it, hex digits in either case ("%7e": esc_str, made on first use), and
+ * the UTF-8 escapes of U+0080..U+00FF ("é" -> "%C3%A9": utf8_str, made on first use). */
+static PyObject *pct_str[256], *char_str[256], *esc_str[256][4], *utf8_str[128];
+
+/* The offsets of most targets, made once: an edit holds two, a finding two. */
+#define SMALL_INTS 1024
+static PyObject *small_int[SMALL_INTS];
+
+static inline PyObject *offset_int(Py_ssize_t v) {
+    return v >= 0 && v < SMALL_INTS ? Py_NewRef(small_int[v]) : PyLong_FromSsize_t(v);
+}
 
 static PyObject *after_str(const char *s, Py_ssize_t n) {
     if (n == 3 && s[0] == '%') {
@@ -380,17 +449,50 @@ static PyObject *after_str(const char *s, Py_ssize_t n) {
         if (hi >= 0 && lo >= 0 && s[1] == HEX[hi] && s[2] == HEX[lo])
             return Py_NewRef(pct_str[hi << 4 | lo]);
     }
-    if (n == 1) return PyUnicode_FromOrdinal((unsigned char)s[0]); /* a shared latin-1 str */
+    if (n == 1) return Py_NewRef(char_str[(unsigned char)s[0]]);
+    if (n == 6 && s[0] == '%' && s[3] == '%' && (s[1] == 'C' || s[1] == 'D') && s[4] >= '8' &&
+        s[4] <= 'B') { /* U+0080..U+07FF; cached for the latin-1 ones, "%C2%80".."%C3%BF" */
+        int b0 = hexval((unsigned char)s[1]) << 4 | hexval((unsigned char)s[2]);
+        int b1 = hexval((unsigned char)s[4]) << 4 | hexval((unsigned char)s[5]);
+        int c = (b0 & 0x1F) << 6 | (b1 & 0x3F);
+        if (b0 >= 0xC2 && b0 <= 0xC3 && (b1 & 0xC0) == 0x80 && s[2] == HEX[b0 & 15] &&
+            s[5] == HEX[b1 & 15]) {
+            PyObject **slot = &utf8_str[c - 0x80];
+            if (!*slot) *slot = ascii_str(s, n);
+            return Py_XNewRef(*slot);
+        }
+    }
     return ascii_str(s, n);
+}
+
+/* target[s:e], the text before of an edit or the detail of a finding: from the tables for one
+ * character and for an escape "%xx", else a new string. */
+static PyObject *input_str(PyObject *target, int kind, const void *data, Py_ssize_t s,
+                           Py_ssize_t e) {
+    if (e - s == 1) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, s);
+        if (c < 256) return Py_NewRef(char_str[c]);
+    } else if (e - s == 3 && PyUnicode_READ(kind, data, s) == '%') {
+        Py_UCS4 h = PyUnicode_READ(kind, data, s + 1), l = PyUnicode_READ(kind, data, s + 2);
+        int hi = hexval(h), lo = hexval(l);
+        if (hi >= 0 && lo >= 0) {
+            /* which digits are lowercase letters: the case variant of the escape */
+            PyObject **slot = &esc_str[hi << 4 | lo][(h >= 'a') << 1 | (l >= 'a')];
+            if (!*slot) {
+                char text[3] = {'%', (char)h, (char)l};
+                *slot = ascii_str(text, 3);
+            }
+            return Py_XNewRef(*slot);
+        }
+    }
+    return PyUnicode_Substring(target, s, e);
 }
 
 /* The rule of an edit holding the rules of bits: one name, or the names in pipeline.RULES's
  * order joined by "+" (a folded edit). */
 static PyObject *rules_name(unsigned bits) {
     if ((bits & (bits - 1)) == 0) {
-        int r = 0;
-        while (!(bits >> r & 1)) r++;
-        return Py_NewRef(rule_str[r]);
+        return Py_NewRef(rule_str[__builtin_ctz(bits)]);
     }
     PyObject *key = PyLong_FromUnsignedLong(bits), *name = NULL;
     if (!key) return NULL;
@@ -424,12 +526,12 @@ static PyObject *freeze_edits(State *st) {
         PyObject *items[6];
         items[0] = rules_name(e->rules);
         items[1] = Py_NewRef(component_str[e->component]);
-        items[2] = PyLong_FromSsize_t(e->start);
-        items[3] = PyLong_FromSsize_t(e->end);
+        items[2] = offset_int(e->start);
+        items[3] = offset_int(e->end);
         items[4] = e->before ? Py_NewRef(e->before)
-                             : PyUnicode_Substring(st->target, e->start, e->end);
+                             : input_str(st->target, st->kind, st->data, e->start, e->end);
         items[5] = Py_NewRef(e->after);
-        PyObject *edit = named(EditType, 6, items);
+        PyObject *edit = pooled(&edit_pool, EditType, 6, items);
         if (!edit) { Py_CLEAR(t); break; }
         PyTuple_SET_ITEM(t, i, edit);
     }
@@ -445,11 +547,11 @@ static PyObject *freeze_findings(State *st) {
         PyObject *items[5];
         items[0] = Py_NewRef(finding_str[f->rule]);
         items[1] = Py_NewRef(component_str[f->component]);
-        items[2] = PyLong_FromSsize_t(f->offset);
+        items[2] = offset_int(f->offset);
         items[3] = f->detail ? Py_NewRef(f->detail)
-                             : PyUnicode_Substring(st->target, f->dstart, f->dend);
-        items[4] = PyLong_FromSsize_t(f->count);
-        PyObject *finding = named(FindingType, 5, items);
+                             : input_str(st->target, st->kind, st->data, f->dstart, f->dend);
+        items[4] = offset_int(f->count);
+        PyObject *finding = pooled(&finding_pool, FindingType, 5, items);
         if (!finding) { Py_DECREF(t); return NULL; }
         PyTuple_SET_ITEM(t, i, finding);
     }
@@ -461,6 +563,16 @@ static PyObject *freeze_findings(State *st) {
 /* The first ch in target[s:e], or -1. */
 static Py_ssize_t find(State *st, Py_UCS4 ch, Py_ssize_t s, Py_ssize_t e) {
     if (s >= e) return -1;
+    const Py_UCS1 *s1 = st->s1;
+    if (s1) { /* the common case, without PyUnicode_FindChar's dispatch */
+        if (e - s <= 32) { /* a short span (a segment, a host): cheaper than a call */
+            for (Py_ssize_t i = s; i < e; i++)
+                if (s1[i] == ch) return i;
+            return -1;
+        }
+        const Py_UCS1 *at = memchr(s1 + s, (int)ch, (size_t)(e - s));
+        return at ? at - s1 : -1;
+    }
     Py_ssize_t at = PyUnicode_FindChar(st->target, ch, s, e, 1);
     if (at == -2) { /* cannot happen with indices inside the string; then as if absent */
         PyErr_Clear();
@@ -514,9 +626,13 @@ static int escape_trick(State *st, Py_ssize_t i, Py_ssize_t e, int *rule) {
  * re.finditer finds them), then overlong UTF-8 as raw surrogateescape'd bytes. */
 static void escape_findings(State *st, int component, Py_ssize_t s, Py_ssize_t e) {
     int raw = 0;
-    if (st->kind == PyUnicode_1BYTE_KIND) { /* no surrogates: the escapes alone, if any */
-        s = find(st, '%', s, e);
-        if (s < 0) return;
+    if (st->s1) { /* no surrogates: the escapes alone, from one "%" to the next */
+        for (Py_ssize_t i = find(st, '%', s, e); i >= 0; i = find(st, '%', i, e)) {
+            int rule, n = escape_trick(st, i, e, &rule);
+            if (n) add_finding(st, rule, component, i, i, i + n);
+            i += n ? n : 1;
+        }
+        return;
     }
     for (Py_ssize_t i = s; i < e;) {
         Py_UCS4 c = CH(st, i);
@@ -540,6 +656,20 @@ static void escape_findings(State *st, int component, Py_ssize_t s, Py_ssize_t e
 
 enum { OK = 0, FAIL = -1, REFUSE = 1 };
 
+/* rules.Edits.repair: a strict policy refuses what it would have to repair, with the very
+ * InvalidTarget the reference raises (message stolen; NULL: an exception already). */
+static int refuse_repair(int rule, int component, Py_ssize_t offset, PyObject *message) {
+    if (!message) return FAIL;
+    PyObject *exc = PyObject_CallFunction(InvalidTargetType, "OOnO", rule_str[rule],
+                                          component_str[component], offset, message);
+    Py_DECREF(message);
+    if (exc) {
+        PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+        Py_DECREF(exc);
+    }
+    return FAIL;
+}
+
 static const char *declined_why; /* why the last call returned None; NULL: it did not */
 
 static int decline(State *st, const char *why) {
@@ -561,10 +691,24 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
     /* findings.escapes: the path's come with findings.path, a zone ID has none */
     if (component != C_PATH && component != C_HOST) escape_findings(st, component, s, e);
     if (buf_reserve(out, e - s) < 0) return FAIL;
+    const Py_UCS1 *s1 = st->s1;
     for (Py_ssize_t i = s; i < e; i++) {
         Py_UCS4 c = CH(st, i);
-        if (c < 128 && allowed[c]) {
-            if (buf_putc(out, (char)c) < 0) return FAIL;
+        if (c < 256 && allowed[c]) { /* a run of characters allowed here, copied as it is */
+            Py_ssize_t j = i + 1;
+            Py_ssize_t from = out->n;
+            if (s1) {
+                while (j < e && allowed[s1[j]]) j++;
+                if (buf_put(out, (const char *)s1 + i, j - i) < 0) return FAIL;
+            } else {
+                while (j < e && (c = CH(st, j)) < 256 && allowed[c]) j++;
+                if (buf_reserve(out, j - i) < 0) return FAIL;
+                for (Py_ssize_t k = i; k < j; k++) out->p[out->n++] = (char)CH(st, k);
+            }
+            if (st->host_lower) /* the text lowercase-host left, which this pass reads */
+                for (Py_ssize_t k = from; k < out->n; k++)
+                    if (out->p[k] >= 'A' && out->p[k] <= 'Z') out->p[k] |= 0x20;
+            i = j - 1;
             continue;
         }
         char enc[12];
@@ -572,6 +716,9 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
             int hi = i + 2 < e ? hexval(CH(st, i + 1)) : -1;
             int lo = hi >= 0 ? hexval(CH(st, i + 2)) : -1;
             if (lo < 0) {
+                if (st->flags & FL_STRICT) /* RFC 3986 §2.4 */
+                    return refuse_repair(R_STRAY, component, i,
+                                         PyUnicode_FromString("'%' that starts no escape"));
                 if (char_edit(st, R_STRAY, component, i, i + 1, out->n, 3) < 0 ||
                     buf_put(out, "%25", 3) < 0)
                     return FAIL;
@@ -581,7 +728,8 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
             if (component == C_PATH && (byte == 0x2F || byte == 0x5C) && slash_rules)
                 return decline(st, "escaped slash, with a rule on them");
             if (decode && byte < 128 && unres[byte]) {
-                enc[0] = (char)byte;
+                /* a host's "%41" decodes straight to "a" (rules.Scanner's lower) */
+                enc[0] = (char)(st->host_lower && byte >= 'A' && byte <= 'Z' ? byte | 0x20 : byte);
                 if (char_edit(st, R_DECODE, component, i, i + 3, out->n, 1) < 0 ||
                     buf_putc(out, enc[0]) < 0)
                     return FAIL;
@@ -604,6 +752,9 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
         if (c < 128) {
             if (c == '\\' && component == C_PATH && slash_rules)
                 return decline(st, "backslash, with a rule on them");
+            if (st->flags & FL_STRICT)
+                return refuse_repair(R_UNSAFE, component, i,
+                                     PyUnicode_FromFormat("character %R not allowed", char_str[c]));
             enc[0] = '%';
             enc[1] = HEX[c >> 4];
             enc[2] = HEX[c & 15];
@@ -614,6 +765,9 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
         }
         /* RFC 3986 §2.5: a character as its UTF-8 octets (surrogatepass); a surrogateescape'd
          * byte (U+DC80..U+DCFF) as that byte. */
+        if (st->flags & FL_STRICT)
+            return refuse_repair(R_NON_ASCII, component, i,
+                                 PyUnicode_FromString("non-ASCII character"));
         unsigned char bytes[4];
         int n;
         if (c >= 0xDC80 && c <= 0xDCFF) {
@@ -692,27 +846,30 @@ static int dots(State *st, Py_ssize_t s, Py_ssize_t e, int *escaped) {
  * backslash, dot segments raw or escaped (counting how far ".." climbs), "..;" parameters. */
 static void path_findings(State *st, Py_ssize_t s, Py_ssize_t e) {
     Py_ssize_t backslash = find(st, '\\', s, e), percent = find(st, '%', s, e);
-    int dotted = find(st, '.', s, e) >= 0, escaped_2 = 0;
-    for (Py_ssize_t i = percent; i >= 0 && i < e; i++) {
-        if (CH(st, i) != '%' || i + 2 >= e) continue;
+    /* Every finding of the segment walk below is about a segment that starts with "." or "%2E"
+     * (".", "..", "..;"): without one, the walk is skipped. */
+    int dotted = 0;
+    for (Py_ssize_t i = find(st, '.', s, e); i >= 0 && !dotted; i = find(st, '.', i + 1, e))
+        dotted = i == s || CH(st, i - 1) == '/';
+    for (Py_ssize_t i = percent; i >= 0 && i + 2 < e; i = find(st, '%', i + 1, e)) {
         Py_UCS4 hi = CH(st, i + 1), lo = CH(st, i + 2) | 0x20;
-        escaped_2 |= hi == '2';
+        dotted |= hi == '2' && lo == 'e' && (i == s || CH(st, i - 1) == '/');
         if ((hi == '2' && lo == 'f') || (hi == '5' && lo == 'c')) {
             add_finding(st, F_ESCAPED_SLASH, C_PATH, i, i, i + 3);
             i += 2;
         }
     }
     if (backslash >= 0) add_finding(st, F_BACKSLASH, C_PATH, backslash, backslash, backslash + 1);
-    if (dotted || escaped_2) { /* findings.path: no "." and no "%2", no dot segment */
+    if (dotted) {
         Py_ssize_t depth = 0, seg = s;
         for (Py_ssize_t i = 0; seg <= e; i++) {
-            Py_ssize_t end = seg, semi = -1;
-            int escaped, n;
-            while (end < e && CH(st, end) != '/') {
-                if (semi < 0 && CH(st, end) == ';') semi = end;
-                end++;
-            }
-            if ((n = dots(st, seg, end, &escaped)) > 0) {
+            Py_ssize_t end = find(st, '/', seg, e), semi = -1;
+            if (end < 0) end = e;
+            /* "." and ".." are at most 6 characters ("%2E%2E"); "..;" starts with "." or "%" */
+            int escaped, n = end - seg <= 6 ? dots(st, seg, end, &escaped) : 0;
+            if (n == 0 && seg < end && (CH(st, seg) == '.' || CH(st, seg) == '%'))
+                semi = find(st, ';', seg, end);
+            if (n > 0) {
                 add_finding(st, escaped ? F_ENCODED_DOT : F_DOT, C_PATH, seg, seg, end);
                 if (n == 2 && i > 0) {
                     if (depth == 0)
@@ -767,12 +924,12 @@ static int remove_dot_segments(const char *path, Py_ssize_t n, Buf *out) {
 }
 
 static int has_dot_segments(const char *p, Py_ssize_t n) {
-    Py_ssize_t seg = 0;
-    while (seg <= n) {
-        Py_ssize_t end = seg;
-        while (end < n && p[end] != '/') end++;
-        if (buf_is_dots(p + seg, end - seg)) return 1;
-        seg = end + 1;
+    /* a "." that starts a segment, then another "." or not, then the segment's end */
+    for (const char *q = p, *end = p + n; (q = memchr(q, '.', (size_t)(end - q))); q++) {
+        if (q > p && q[-1] != '/') continue;
+        const char *r = q + 1;
+        if (r < end && *r == '.') r++;
+        if (r == end || *r == '/') return 1;
     }
     return 0;
 }
@@ -863,16 +1020,20 @@ static int step_scheme(State *st) {
         return decline(st, "no scheme '://' (relative, or another shape)");
     for (int k = 0; k < nschemes; k++) {
         if (schemes[k].n == n && memcmp(schemes[k].name, sch, (size_t)n) == 0) {
-            st->default_port = schemes[k].port;
+            st->scheme = k;
             break;
         }
     }
-    if (!st->default_port) return decline(st, "scheme without a default port");
-    int cased = 0;
-    for (Py_ssize_t k = 0; k < n; k++) cased |= (char)CH(st, k) != sch[k];
+    if (st->scheme < 0) return decline(st, "scheme without a default port");
+    unsigned cased = 0;
+    for (Py_ssize_t k = 0; k < n; k++) cased |= (unsigned)((char)CH(st, k) != sch[k]) << k;
     if (cased) {
         if (!(st->flags & FL_LOWER_SCHEME)) return decline(st, "scheme");
-        if (whole_edit(st, R_LOWER_SCHEME, C_SCHEME, 0, n, NULL, ascii_str(sch, n)) < 0)
+        PyObject **before = &schemes[st->scheme].spelled[cased];
+        if (!*before) *before = PyUnicode_Substring(st->target, 0, n);
+        if (!*before ||
+            whole_edit(st, R_LOWER_SCHEME, C_SCHEME, 0, n, Py_NewRef(*before),
+                       Py_NewRef(schemes[st->scheme].name_str)) < 0)
             return FAIL;
     }
     if (buf_put(&st->out, sch, n) < 0 || buf_put(&st->out, "://", 3) < 0) return FAIL;
@@ -884,26 +1045,42 @@ static int step_scheme(State *st) {
  * rules.lowercase_host records it: a character rule's edits, made of the input's own letters:
  * one for a letters-digits-hyphens name (ldh), one per run of capitals otherwise (such a name
  * here has no escape: nothing between the runs changes, so that they fold as scan()'s do). */
-static int lowercase_host(State *st, Py_ssize_t hs, Py_ssize_t he, int ldh) {
+static int lowercase_host(State *st, Py_ssize_t hs, Py_ssize_t he, int ldh, int cased) {
     Buf *out = &st->out;
     Py_ssize_t out_host = out->n, run = -1, first = st->nedits;
-    int cased = 0, lower = st->flags & FL_LOWER_HOST;
     if (buf_reserve(out, he - hs) < 0) return FAIL;
+    char *o = out->p + out_host;
+    out->n += he - hs;
+    const int kind = st->kind; /* locals: the stores through o may alias st's fields */
+    const void *const data = st->data;
+    if (!(st->flags & FL_LOWER_HOST) || !cased) { /* nothing to lowercase: the name as it is */
+        if (kind == PyUnicode_1BYTE_KIND) {
+            memcpy(o, (const char *)data + hs, (size_t)(he - hs));
+        } else {
+            for (Py_ssize_t k = hs; k < he; k++) *o++ = (char)PyUnicode_READ(kind, data, k);
+        }
+        return OK;
+    }
+    if (ldh) { /* the common case: one edit for the whole name */
+        for (Py_ssize_t k = hs; k < he; k++) {
+            Py_UCS4 c = PyUnicode_READ(kind, data, k);
+            *o++ = (char)(c >= 'A' && c <= 'Z' ? c | 0x20 : c);
+        }
+        if (char_edit(st, R_LOWER_HOST, C_HOST, hs, he, out_host, he - hs) < 0) return FAIL;
+        return finish_afters(st, first, out);
+    }
     for (Py_ssize_t k = hs; k <= he; k++) {
         Py_UCS4 c = k < he ? CH(st, k) : 0;
-        int upper = lower && c >= 'A' && c <= 'Z';
-        if (!ldh && run >= 0 && !upper) {
+        int upper = c >= 'A' && c <= 'Z';
+        if (run >= 0 && !upper) {
             Py_ssize_t at = out_host + (run - hs);
             if (char_edit(st, R_LOWER_HOST, C_HOST, run, k, at, k - run) < 0) return FAIL;
             run = -1;
         }
         if (k == he) break;
         if (upper && run < 0) run = k;
-        cased |= upper;
-        out->p[out->n++] = (char)(upper ? c | 0x20 : c);
+        *o++ = (char)(upper ? c | 0x20 : c);
     }
-    if (ldh && cased && char_edit(st, R_LOWER_HOST, C_HOST, hs, he, out_host, he - hs) < 0)
-        return FAIL;
     return finish_afters(st, first, out);
 }
 
@@ -954,9 +1131,16 @@ static int parse_ipv4(const char *p, Py_ssize_t n, char *dotted) {
     if (nums[parts - 1] >= 1LL << (8 * (5 - parts))) return 0;
     unsigned long long value = (unsigned long long)nums[parts - 1];
     for (int k = 0; k < parts - 1; k++) value += (unsigned long long)nums[k] << (8 * (3 - k));
-    return sprintf(dotted, "%u.%u.%u.%u", (unsigned)(value >> 24 & 255),
-                   (unsigned)(value >> 16 & 255), (unsigned)(value >> 8 & 255),
-                   (unsigned)(value & 255));
+    int k = 0;
+    for (int shift = 24; shift >= 0; shift -= 8) { /* "%u.%u.%u.%u", without sprintf's cost */
+        unsigned octet = (unsigned)(value >> shift & 255);
+        if (octet >= 100) dotted[k++] = (char)('0' + octet / 100);
+        if (octet >= 10) dotted[k++] = (char)('0' + octet / 10 % 10);
+        dotted[k++] = (char)('0' + octet % 10);
+        if (shift) dotted[k++] = '.';
+    }
+    dotted[k] = 0;
+    return k;
 }
 
 /* rules.ends_in_number on the host text p[0:n]: a last label (trailing dots aside) of digits,
@@ -1007,21 +1191,79 @@ static int host_dot_and_number(State *st, Py_ssize_t hs, Py_ssize_t he, Py_ssize
     return OK;
 }
 
-/* RFC 3986 §3.2.2 reg-name without escapes and in ASCII (an IDN or an escape is Python's):
- * lowercase-host, strip-host-dot, numeric-host, as canonical.py's host steps. */
+/* The classes of the characters of a reg-name host (RFC 3986 §3.2.2), from setup(). */
+enum { H_ALLOWED = 1, H_LDH = 2, H_UPPER = 4, H_INVALID = 8, H_NON_ASCII = 16 };
+static unsigned char host_class[256];
+
+/* lowercase-host (§6.2.2.1) on a name the character rules then rewrite (escapes, characters to
+ * escape), as rules.lowercase_host records it: one edit per run of capitals outside the escapes'
+ * hex digits, each of the input's own letters.  Their texts after come from the name as this
+ * pass leaves it (low), which is what the character pass reads next. */
+static int lowercase_runs(State *st, Py_ssize_t hs, Py_ssize_t he) {
+    char here[128];
+    Buf low = {here, 0, sizeof here, here};
+    Py_ssize_t run = -1, first = st->nedits;
+    int rc = buf_reserve(&low, he - hs) < 0 ? FAIL : OK;
+    for (Py_ssize_t k = hs; rc == OK && k <= he; k++) {
+        Py_UCS4 c = k < he ? CH(st, k) : 0;
+        int upper = c >= 'A' && c <= 'Z';
+        if (run >= 0 && !upper) {
+            rc = char_edit(st, R_LOWER_HOST, C_HOST, run, k, run - hs, k - run);
+            run = -1;
+        }
+        if (k == he) break;
+        if (c == '%' && k + 2 < he && hex_at(st, k + 1, he) && hex_at(st, k + 2, he)) {
+            low.p[low.n++] = '%'; /* an escape: its hex digits are uppercase-escape's (§2.1) */
+            low.p[low.n++] = (char)CH(st, k + 1);
+            low.p[low.n++] = (char)CH(st, k + 2);
+            k += 2;
+            continue;
+        }
+        if (upper && run < 0) run = k;
+        low.p[low.n++] = (char)(upper ? c | 0x20 : c);
+    }
+    if (rc == OK) rc = finish_afters(st, first, &low);
+    buf_free(&low);
+    /* The reference keeps this pass's last edit open into the character pass, which folds into
+     * it past FOLD_AFTER edits (rules.Edits): a host that hostile is the reference's. */
+    if (rc == OK && st->nedits > first && st->in_component >= fold_after)
+        return decline(st, "host with FOLD_AFTER edits in two passes");
+    return rc;
+}
+
+/* RFC 3986 §3.2.2 reg-name in ASCII (an IDN is Python's): lowercase-host, the character rules
+ * (the host's own escapes decode to lowercase letters, §6.2.2.1), strip-host-dot, numeric-host,
+ * as canonical.py's host steps. */
 static int step_host(State *st, Py_ssize_t hs, Py_ssize_t he) {
     if (he == hs) return decline(st, "empty host");
-    int ldh = 1;
-    for (Py_ssize_t k = hs; k < he; k++) {
-        Py_UCS4 c = CH(st, k);
-        if (c >= 128) return decline(st, "non-ASCII host (IDN)");
-        if (c == '%') return decline(st, "escape in the host");
-        if (!allowed_host[c]) return decline(st, "host character not allowed (escaped)");
-        ldh &= ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
-               c == '.';
+    int all = H_ALLOWED | H_LDH, any = 0;
+    if (st->s1) {
+        for (const Py_UCS1 *p = st->s1 + hs, *end = st->s1 + he; p < end; p++) {
+            all &= host_class[*p];
+            any |= host_class[*p];
+        }
+        if (any & H_NON_ASCII) return decline(st, "non-ASCII host (IDN)");
+    } else {
+        for (Py_ssize_t k = hs; k < he; k++) {
+            Py_UCS4 c = CH(st, k);
+            if (c >= 128) return decline(st, "non-ASCII host (IDN)");
+            all &= host_class[c];
+            any |= host_class[c];
+        }
     }
+    /* findings.host: a ":" that no port split off, or a "[" */
+    if (any & H_INVALID) return decline(st, "invalid host");
     Py_ssize_t out_host = st->out.n;
-    int rc = lowercase_host(st, hs, he, ldh);
+    int rc;
+    if (all & H_ALLOWED) {
+        rc = lowercase_host(st, hs, he, all & H_LDH, any & H_UPPER);
+    } else { /* two passes, as the reference makes them: lowercase-host, then the characters */
+        int lower = st->flags & FL_LOWER_HOST;
+        rc = lower && (any & H_UPPER) ? lowercase_runs(st, hs, he) : OK;
+        st->host_lower = lower;
+        if (rc == OK) rc = scan(st, C_HOST, hs, he, &st->out);
+        st->host_lower = 0;
+    }
     return rc == OK ? host_dot_and_number(st, hs, he, out_host) : rc;
 }
 
@@ -1119,9 +1361,14 @@ static int step_ip_literal(State *st, Py_ssize_t hs, Py_ssize_t he) {
         }
     }
     if (!ipv6_valid(st, as, ae)) return decline(st, "invalid IP literal");
-    if (buf_putc(out, '[') < 0 || lowercase_host(st, as, ae, 0) < 0) return FAIL; /* ":" is no LDH */
+    int cased = 0; /* hex digits A-F */
+    for (Py_ssize_t k = as; k < ae; k++) cased |= CH(st, k) >= 'A' && CH(st, k) <= 'Z';
+    if (buf_putc(out, '[') < 0 || lowercase_host(st, as, ae, 0, cased) < 0) return FAIL; /* ":" is no LDH */
     if (ae < ze) {
         if (buf_put(out, "%25", 3) < 0) return FAIL;
+        if (bare && (st->flags & FL_STRICT))
+            return refuse_repair(R_STRAY, C_HOST, ae,
+                                 PyUnicode_FromString("bare '%' before an IPv6 zone ID"));
         if (bare) {
             if (whole_edit(st, R_STRAY, C_HOST, ae, ae + 1, NULL, Py_NewRef(pct_str[0x25])) < 0)
                 return FAIL;
@@ -1157,21 +1404,21 @@ static int step_port(State *st, Py_ssize_t colon, Py_ssize_t pe) {
                        PyUnicode_Substring(st->target, zs, pe)) < 0)
             return FAIL;
     }
-    PyObject *port = PyUnicode_Substring(st->target, zs, pe);
-    if (!port) return FAIL;
-    if ((st->flags & FL_DROP_DEFAULT_PORT) && st->default_port &&
-        PyUnicode_Compare(port, st->default_port) == 0) {
-        PyObject *before = PyUnicode_Concat(colon_str, port);
-        Py_DECREF(port);
-        return whole_edit(st, R_DROP_DEFAULT_PORT, C_PORT, colon, pe, before,
-                          Py_NewRef(empty_str)) < 0
-                   ? FAIL
-                   : OK;
+    if ((st->flags & FL_DROP_DEFAULT_PORT) && st->scheme >= 0) {
+        PyObject *port = schemes[st->scheme].port; /* ASCII digits */
+        Py_ssize_t n = PyUnicode_GET_LENGTH(port);
+        int same = n == pe - zs;
+        for (Py_ssize_t k = 0; same && k < n; k++)
+            same = CH(st, zs + k) == PyUnicode_1BYTE_DATA(port)[k];
+        if (same)
+            return whole_edit(st, R_DROP_DEFAULT_PORT, C_PORT, colon, pe,
+                              Py_NewRef(schemes[st->scheme].colon_port), Py_NewRef(empty_str)) < 0
+                       ? FAIL
+                       : OK;
     }
-    Py_DECREF(port);
-    if (buf_putc(out, ':') < 0) return FAIL;
-    for (Py_ssize_t k = zs; k < pe; k++)
-        if (buf_putc(out, (char)CH(st, k)) < 0) return FAIL;
+    if (buf_reserve(out, pe - zs + 1) < 0) return FAIL;
+    out->p[out->n++] = ':';
+    for (Py_ssize_t k = zs; k < pe; k++) out->p[out->n++] = (char)CH(st, k); /* digits */
     return OK;
 }
 
@@ -1181,10 +1428,21 @@ static int step_port(State *st, Py_ssize_t colon, Py_ssize_t pe) {
 static int step_authority(State *st) {
     Py_ssize_t as = st->pos, ae = as, len = st->len, at = -1;
     Buf *out = &st->out;
-    for (; ae < len; ae++) {
-        Py_UCS4 c = CH(st, ae);
-        if (!st->authority && (c == '/' || c == '?' || c == '#')) break;
-        if (c == '@') at = ae;
+    const Py_UCS1 *s1 = st->s1;
+    if (st->authority) {
+        ae = len;
+    } else if (s1) { /* the first "/", "?" or "#" ends it: memchr each, in the shrinking span */
+        const Py_UCS1 *p = s1 + as, *q;
+        size_t n = (size_t)(len - as);
+        if ((q = memchr(p, '/', n))) n = (size_t)(q - p);
+        if ((q = memchr(p, '?', n))) n = (size_t)(q - p);
+        if ((q = memchr(p, '#', n))) n = (size_t)(q - p);
+        ae = as + (Py_ssize_t)n;
+    } else {
+        for (Py_UCS4 c; ae < len && (c = CH(st, ae)) != '/' && c != '?' && c != '#';) ae++;
+    }
+    if (find(st, '@', as, ae) >= 0) { /* the last "@" (RFC 3986 §3.2.1: "@" ends userinfo) */
+        for (at = ae - 1; CH(st, at) != '@';) at--;
     }
     st->pos = ae;
     Py_ssize_t hs = as;
@@ -1199,8 +1457,14 @@ static int step_authority(State *st) {
     int literal = hs < ae && CH(st, hs) == '[';
     if (literal && find(st, ']', hs, ae) < 0) return decline(st, "IP literal never closed");
     Py_ssize_t colon = -1, he = ae;
-    for (Py_ssize_t k = ae - 1; k >= hs; k--) {
-        if (CH(st, k) == ':') { colon = k; break; }
+    if (s1) {
+        for (Py_ssize_t k = ae - 1; k >= hs; k--) {
+            if (s1[k] == ':') { colon = k; break; }
+        }
+    } else {
+        for (Py_ssize_t k = ae - 1; k >= hs; k--) {
+            if (CH(st, k) == ':') { colon = k; break; }
+        }
     }
     if (colon >= 0) { /* a port: digits, or nothing */
         he = colon;
@@ -1208,12 +1472,7 @@ static int step_authority(State *st) {
             if (!(CH(st, k) >= '0' && CH(st, k) <= '9')) he = ae;
     }
     if (he == ae) colon = -1;
-    int rc = literal ? step_ip_literal(st, hs, he) : OK;
-    if (!literal) {
-        for (Py_ssize_t k = hs; k < he; k++) /* findings.host: no port split off, or "[" */
-            if (CH(st, k) == ':' || CH(st, k) == '[') return decline(st, "invalid host");
-        rc = step_host(st, hs, he);
-    }
+    int rc = literal ? step_ip_literal(st, hs, he) : step_host(st, hs, he);
     if (rc == OK && colon >= 0) rc = step_port(st, colon, ae);
     return rc;
 }
@@ -1223,7 +1482,12 @@ static int step_authority(State *st) {
 static int step_path(State *st) {
     Py_ssize_t ps = st->pos, pe = ps, len = st->len;
     Buf *out = &st->out, resolved = {0};
-    while (pe < len && CH(st, pe) != '?' && CH(st, pe) != '#') pe++;
+    Py_ssize_t hash = find(st, '#', ps, len), qmark = find(st, '?', ps, hash < 0 ? len : hash);
+    pe = qmark >= 0 ? qmark : hash >= 0 ? hash : len;
+    /* reject-escaped-slash refuses a raw "\\" before the character rules run (a strict
+     * policy's repairs among them): the reference's to raise */
+    if ((st->flags & FL_SLASH_RULES) && find(st, '\\', ps, pe) >= 0)
+        return decline(st, "backslash, with a rule on them");
     path_findings(st, ps, pe);
     Py_ssize_t base = out->n; /* the path is written straight to the output, from here */
     int rc = scan(st, C_PATH, ps, pe, out);
@@ -1267,8 +1531,8 @@ done:
 
 /* RFC 3986 §3.4 query: the character rules (the query rules run in canonical.py after this). */
 static int step_query(State *st) {
-    Py_ssize_t qs = st->pos + 1, qe = qs;
-    while (qe < st->len && CH(st, qe) != '#') qe++;
+    Py_ssize_t qs = st->pos + 1, qe = find(st, '#', qs, st->len);
+    if (qe < 0) qe = st->len;
     if (buf_putc(&st->out, '?') < 0) return FAIL;
     st->pos = qe;
     return scan(st, C_QUERY, qs, qe, &st->out);
@@ -1317,7 +1581,7 @@ static PyObject *make_result(State *st) {
     items[1] = same ? Py_NewRef(st->target) : ascii_str(st->out.p, st->out.n);
     items[2] = freeze_edits(st);
     items[3] = freeze_findings(st);
-    return named(ResultType, 4, items);
+    return pooled(&result_pool, ResultType, 4, items);
 }
 
 /* The twin on target (a ready str) with a policy's flags and a form code: a Result, None
@@ -1327,6 +1591,7 @@ static PyObject *twin_run(PyObject *target, int flags, int form) {
     st.target = target;
     st.kind = PyUnicode_KIND(target);
     st.data = PyUnicode_DATA(target);
+    st.s1 = st.kind == PyUnicode_1BYTE_KIND ? (const Py_UCS1 *)st.data : NULL;
     st.len = PyUnicode_GET_LENGTH(target);
     st.flags = flags;
     st.edits = st.edits_here;
@@ -1338,8 +1603,9 @@ static PyObject *twin_run(PyObject *target, int flags, int form) {
     st.out.cap = sizeof st.out_here;
     st.pos = 0;
     st.origin = st.authority = 0;
-    st.default_port = NULL;
+    st.scheme = -1;
     st.why = NULL;
+    st.host_lower = 0;
     int rc = steps(&st, form);
     PyObject *result = rc == OK ? make_result(&st) : NULL;
     state_free(&st);
@@ -1527,6 +1793,19 @@ static PyObject *entry_vectorcall_slot(PyObject *self, PyObject *args, PyObject 
     return PyVectorcall_Call(self, args, kwargs);
 }
 
+/* pickle (multiprocessing, Dask, Spark ship functions so): by reference, as a Python function
+ * is pickled; a str from __reduce__ names the global, in the module __module__ names (both are
+ * the Python function's, copied by update_wrapper). */
+static PyObject *entry_reduce(PyObject *self, PyObject *unused) {
+    (void)unused;
+    return PyObject_GetAttrString(self, "__qualname__");
+}
+
+static PyMethodDef entry_methods[] = {
+    {"__reduce__", entry_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
 static PyGetSetDef entry_getset[] = {
     {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
     {NULL, NULL, NULL, NULL, NULL},
@@ -1546,6 +1825,7 @@ static PyTypeObject EntryType = {
     .tp_clear = (inquiry)entry_clear,
     .tp_dealloc = (destructor)entry_dealloc,
     .tp_getset = entry_getset,
+    .tp_methods = entry_methods,
 };
 
 /* entry(python, declined, after_twin, derive, default_policy, policy_type, switch): the public
@@ -1585,7 +1865,7 @@ static PyObject *twin_declined(PyObject *self, PyObject *unused) {
 /* ---- setup: the tables and types from the Python side */
 
 static int fill(unsigned char *table, PyObject *chars) {
-    memset(table, 0, 128);
+    memset(table, 0, 256);
     Py_ssize_t n = PyUnicode_GET_LENGTH(chars);
     for (Py_ssize_t k = 0; k < n; k++) {
         Py_UCS4 c = PyUnicode_READ_CHAR(chars, k);
@@ -1618,12 +1898,12 @@ static int set_rule_order(PyObject *order) {
 
 static PyObject *twin_setup(PyObject *self, PyObject *args) {
     PyObject *result, *edit, *finding, *path, *query, *fragment, *unres, *unres2396, *ports;
-    PyObject *order, *userinfo, *host;
+    PyObject *order, *userinfo, *host, *invalid;
     Py_ssize_t fold;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OOOUUUUUO!nO!UU", &result, &edit, &finding, &path, &query,
+    if (!PyArg_ParseTuple(args, "OOOUUUUUO!nO!UUO", &result, &edit, &finding, &path, &query,
                           &fragment, &unres, &unres2396, &PyDict_Type, &ports, &fold,
-                          &PyTuple_Type, &order, &userinfo, &host))
+                          &PyTuple_Type, &order, &userinfo, &host, &invalid))
         return NULL;
     ready = 0; /* until every table is filled: a failed setup() leaves the twin unusable */
     if (fold < 1 || set_rule_order(order) < 0) {
@@ -1639,11 +1919,23 @@ static PyObject *twin_setup(PyObject *self, PyObject *args) {
             return NULL;
         }
     }
+    if (!PyExceptionClass_Check(invalid)) {
+        PyErr_SetString(PyExc_TypeError, "InvalidTarget must be an exception type");
+        return NULL;
+    }
     if (fill(allowed_path, path) < 0 || fill(allowed_query, query) < 0 ||
         fill(allowed_fragment, fragment) < 0 || fill(unreserved, unres) < 0 ||
         fill(unreserved_2396, unres2396) < 0 || fill(allowed_userinfo, userinfo) < 0 ||
         fill(allowed_host, host) < 0)
         return NULL;
+    for (int c = 0; c < 256; c++) {
+        int ldh = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                  c == '-' || c == '.';
+        host_class[c] = (unsigned char)((allowed_host[c] && c != '%' && c != '\\' ? H_ALLOWED : 0) |
+                                        (ldh ? H_LDH : 0) | (c >= 'A' && c <= 'Z' ? H_UPPER : 0) |
+                                        (c == ':' || c == '[' ? H_INVALID : 0) |
+                                        (c >= 128 ? H_NON_ASCII : 0));
+    }
     /* "%" and "\\" are never allowed raw: the scanner's branches rely on it. */
     allowed_path['%'] = allowed_query['%'] = allowed_fragment['%'] = 0;
     allowed_path['\\'] = allowed_query['\\'] = allowed_fragment['\\'] = 0;
@@ -1651,7 +1943,13 @@ static PyObject *twin_setup(PyObject *self, PyObject *args) {
     Py_XSETREF(ResultType, Py_NewRef(result));
     Py_XSETREF(EditType, Py_NewRef(edit));
     Py_XSETREF(FindingType, Py_NewRef(finding));
-    for (int k = 0; k < nschemes; k++) Py_CLEAR(schemes[k].port);
+    Py_XSETREF(InvalidTargetType, Py_NewRef(invalid));
+    for (int k = 0; k < nschemes; k++) {
+        Py_CLEAR(schemes[k].port);
+        Py_CLEAR(schemes[k].name_str);
+        Py_CLEAR(schemes[k].colon_port);
+        for (int b = 0; b < 1 << SCHEME_MAX; b++) Py_CLEAR(schemes[k].spelled[b]);
+    }
     nschemes = 0;
     PyObject *key, *value;
     Py_ssize_t pos = 0;
@@ -1670,9 +1968,17 @@ static PyObject *twin_setup(PyObject *self, PyObject *args) {
         int letters = n > 0 && n <= SCHEME_MAX;
         for (Py_ssize_t k = 0; letters && k < n; k++) letters = name[k] >= 'a' && name[k] <= 'z';
         if (!letters || nschemes == SCHEMES_MAX) continue; /* not handled here: Python's */
+        PyObject *name_str = PyUnicode_InternFromString(name);
+        PyObject *colon_port = name_str ? PyUnicode_Concat(colon_str, value) : NULL;
+        if (!colon_port) {
+            Py_XDECREF(name_str);
+            return NULL;
+        }
         memcpy(schemes[nschemes].name, name, (size_t)n);
         schemes[nschemes].n = n;
         schemes[nschemes].port = Py_NewRef(value);
+        schemes[nschemes].name_str = name_str;
+        schemes[nschemes].colon_port = colon_port;
         nschemes++;
     }
     ready = 1;
@@ -1691,7 +1997,8 @@ static PyMethodDef methods[] = {
      "declined() -> str | None: why the last canonicalize() call returned None."},
     {"setup", twin_setup, METH_VARARGS,
      "setup(Result, Edit, Finding, path, query, fragment, unreserved, unreserved_2396, "
-     "default_ports, fold_after, rule_order, userinfo, host): the types and tables, from "
+     "default_ports, fold_after, rule_order, userinfo, host, InvalidTarget): the types and "
+     "tables, from "
      "urlsan.core."},
     {NULL, NULL, 0, NULL},
 };
@@ -1708,7 +2015,12 @@ static int make_pct_strings(void) {
     for (int b = 0; b < 256; b++) {
         char s[4] = {'%', HEX[b >> 4], HEX[b & 15], 0};
         pct_str[b] = PyUnicode_InternFromString(s);
-        if (!pct_str[b]) return -1;
+        char_str[b] = PyUnicode_FromOrdinal(b);
+        if (!pct_str[b] || !char_str[b]) return -1;
+    }
+    for (Py_ssize_t v = 0; v < SMALL_INTS; v++) {
+        small_int[v] = PyLong_FromSsize_t(v);
+        if (!small_int[v]) return -1;
     }
     return 0;
 }
@@ -1746,7 +2058,8 @@ PyMODINIT_FUNC PyInit__speedups(void) {
         Py_XDECREF(bit);
     }
     if (!flags || PyModule_AddObject(m, "FLAGS", flags) < 0 ||
-        PyModule_AddIntConstant(m, "UNRESERVED_2396", FL_UNRESERVED_2396) < 0) {
+        PyModule_AddIntConstant(m, "UNRESERVED_2396", FL_UNRESERVED_2396) < 0 ||
+        PyModule_AddIntConstant(m, "STRICT", FL_STRICT) < 0) {
         Py_XDECREF(flags);
         Py_DECREF(m);
         return NULL;

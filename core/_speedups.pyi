@@ -1,10 +1,11 @@
 from collections.abc import Callable
 from typing import Any
 
-from urlsan.core.result import Edit, Finding, Result
+from urlsan.core.result import Edit, Finding, InvalidTarget, Result
 
 FLAGS: dict[str, int]
 UNRESERVED_2396: int
+STRICT: int
 
 def canonicalize(target: str, flags: int, form: str, /) -> Result | None: ...
 def declined() -> str | None: ...
@@ -32,5 +33,6 @@ def setup(
     rule_order: tuple[str, ...],
     userinfo: str,
     host: str,
+    invalid_target: type[InvalidTarget],
     /,
 ) -> None: ...

@@ -8,9 +8,7 @@ already canonical); `canonicalize_python` is the reference both are held to.
 
 from __future__ import annotations
 
-import copyreg
 import re
-import types
 from collections.abc import Callable
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -705,13 +703,5 @@ def _after_twin_or_reference(result: Result, policy: Policy, form: str, host: st
     return _after_twin(result, policy, host) or _reference(result.input, policy, form, host)
 
 
-def _entry() -> Callable[..., Result]:
-    """What a pickled `canonicalize` loads as (Dask, Spark and ``--jobs`` ship functions by
-    reference): pickle cannot name a C callable by itself."""
-    return canonicalize
-
-
 if not TYPE_CHECKING:  # the same function, entered in C: no Python frame for a served target
     canonicalize = accel.entry(canonicalize, _declined, _after_twin_or_reference)
-    if not isinstance(canonicalize, types.FunctionType):
-        copyreg.pickle(type(canonicalize), lambda _: (_entry, ()))

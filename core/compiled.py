@@ -1,8 +1,9 @@
 """The compiled twin of `canonical.py` (core/_speedups.c), behind one import, as yarl does it.
 
 The twin handles the targets most traffic is made of: origin-form paths, and http(s)/ws(s) URLs
-with a plain DNS name. It returns the Result the Python driver returns, or None for anything
-else, and then the Python driver runs. The Python driver stays the reference:
+with an ASCII host. It returns the Result the Python driver returns (or raises its
+`InvalidTarget`, under a strict policy), or None for anything else, and then the Python driver
+runs. The Python driver stays the reference:
 tests/core/test_speedups.py holds the two to the same output. Set ``URLSAN_NO_EXTENSIONS=1`` to
 run without the twin. A build without a C compiler installs without it.
 """
@@ -14,7 +15,7 @@ from collections.abc import Callable
 
 from . import charsets
 from .pipeline import RULES
-from .result import FOLD_AFTER, Edit, Finding, Result
+from .result import FOLD_AFTER, Edit, Finding, InvalidTarget, Result
 
 Twin = Callable[[str, int, str], Result | None]
 
@@ -23,6 +24,7 @@ declined: Callable[[], str | None] | None = None  # why the twin's last call ret
 entry: Callable[..., Callable[..., Result]] | None = None  # the public canonicalize, in C
 _flags: dict[str, int] = {}
 _unreserved_2396 = 0
+_strict = 0
 
 if not os.environ.get("URLSAN_NO_EXTENSIONS"):
     try:
@@ -35,6 +37,7 @@ if not os.environ.get("URLSAN_NO_EXTENSIONS"):
         entry = _speedups.entry
         _flags = _speedups.FLAGS
         _unreserved_2396 = _speedups.UNRESERVED_2396
+        _strict = _speedups.STRICT
 
 
 def setup(default_ports: dict[str, str]) -> None:
@@ -59,14 +62,16 @@ def setup(default_ports: dict[str, str]) -> None:
         tuple(rule.name for rule in RULES),
         chars(charsets.USERINFO),
         chars(charsets.REG_NAME),
+        InvalidTarget,
     )
 
 
 def flags(rules: frozenset[str], strict: bool, unreserved_2396: bool) -> int:
-    """The twin's switches for a policy; -1 when the twin cannot serve it (strict, or no twin)."""
-    if twin is None or strict or not rules <= _flags.keys():
+    """The twin's switches for a policy; -1 when the twin cannot serve it (no twin).  Under a
+    strict policy the twin raises the `InvalidTarget` the reference raises."""
+    if twin is None or not rules <= _flags.keys():
         return -1
-    bits = _unreserved_2396 if unreserved_2396 else 0
+    bits = (_unreserved_2396 if unreserved_2396 else 0) | (_strict if strict else 0)
     for rule in rules:
         bits |= _flags[rule]
     return bits

@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import pickle
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -105,12 +106,17 @@ def without_query_rules(policy: Policy) -> Policy:
     return dataclasses.replace(policy, rules=policy.rules - QUERY_RULES)
 
 
-def check_twin(target: str, policy: Policy, form: str) -> Result | None:
-    """The differential check; returns the twin's Result (None: declined or not served)."""
+def check_twin(target: str, policy: Policy, form: str) -> object:
+    """The differential check; returns the twin's Result, or the InvalidTarget it raised (under
+    a strict policy) as `outcome` makes it comparable (None: declined or not served)."""
     if twin_flags(policy) < 0:
         return None
     assert compiled.twin is not None
-    got = compiled.twin(target, twin_flags(policy), form)
+    try:
+        got: object = compiled.twin(target, twin_flags(policy), form)
+    except InvalidTarget as e:
+        assert policy.strict, f"the twin raised {e!r} under a policy that is not strict"
+        got = ("InvalidTarget", e.rule, e.component, e.offset, e.message)
     if got is None:
         return None
     expected = outcome(canonicalize_python, target, without_query_rules(policy), form)
@@ -118,6 +124,8 @@ def check_twin(target: str, policy: Policy, form: str) -> Result | None:
         f"twin differs from the reference for {target!r}, {policy!r}, form={form!r}:\n"
         f"  twin      {got!r}\n  reference {expected!r}"
     )
+    if type(got) is tuple:  # the InvalidTarget, compared in full above
+        return got
     assert type(got) is Result, type(got)
     assert type(got.input) is str and type(got.url) is str
     assert got.url.isascii(), got.url
@@ -327,7 +335,11 @@ def any_policy(draw: st.DrawFn) -> Policy:
     rules = draw(st.sets(st.sampled_from(OPTIONAL_RULES)))
     if {"decode-escaped-slash", "reject-escaped-slash"} <= rules:
         rules.discard(draw(st.sampled_from(["decode-escaped-slash", "reject-escaped-slash"])))
-    return Policy(rules=REQUIRED_RULES | rules, unreserved_2396=draw(st.booleans()))
+    return Policy(
+        rules=REQUIRED_RULES | rules,
+        unreserved_2396=draw(st.booleans()),
+        strict=draw(st.booleans()),
+    )
 
 
 @needs_twin
@@ -338,12 +350,25 @@ def test_twin_matches_reference_under_any_rule_set(target: str, policy: Policy, 
 
 
 @needs_twin
-@given(target=TARGETS, flags=st.integers(0, 2**15 - 1), form=st.sampled_from([*FORMS, "x", ""]))
+@given(target=TARGETS, flags=st.integers(0, 2**16 - 1), form=st.sampled_from([*FORMS, "x", ""]))
 def test_twin_never_raises_for_any_flags(target: str, flags: int, form: str) -> None:
-    # Flags no policy produces must still give None or a Result, never an error or a crash.
+    # Flags no policy produces must still give None or a Result, never an error or a crash;
+    # with the strict switch, InvalidTarget too (what a strict policy refuses).
     assert compiled.twin is not None
-    result = compiled.twin(target, flags, form)
+    try:
+        result = compiled.twin(target, flags, form)
+    except InvalidTarget:
+        assert flags & compiled._strict
+        return
     assert result is None or (type(result) is Result and result.input == target)
+
+
+@needs_twin
+def test_compiled_entry_pickles_by_reference() -> None:
+    """--jobs, Dask and Spark pickle `canonicalize`: the C entry goes by its name, as a Python
+    function does."""
+    assert type(canonicalize).__name__ == "compiled_function"
+    assert pickle.loads(pickle.dumps(canonicalize)) is canonicalize
 
 
 @needs_twin
@@ -359,8 +384,10 @@ def test_twin_refuses_bad_arguments() -> None:
         twin("/a", 2**40, "auto")
     with pytest.raises(OverflowError):
         twin("/a", 2**80, "auto")
-    for form in ("authority", "asterisk", "reference", "bogus"):
+    for form in ("asterisk", "reference", "bogus"):
         assert twin("/a", flags, form) is None
+    # As authority-form, "/a" is all host: the twin escapes its "/" as the reference does.
+    assert check_twin("/a", Policy(), "authority") is not None
 
 
 # --- the twin must engage on everyday dirty targets, and decline what it does not handle
@@ -442,6 +469,12 @@ ENGAGES = [
     "http://h./",
     "http://1.2.3.4./",
     "http://a!$&'()*+,;=~b/",
+    # hosts the character rules rewrite, after lowercase-host (its edits come first)
+    "http://h%41/",
+    "http://xn--bcher-kva.ch%41/",
+    "http://a b/",
+    'HTTps://"www.MOBygaMEs.cOM:0443/x',
+    "http://A%4a%zz%2eB<C>/",
     # authority-form and asterisk-form (RFC 9112 §3.2.3, §3.2.4)
     "127.0.0.1:8080",
     "[::1]:443",
@@ -454,8 +487,6 @@ DECLINES = [
     "http://[::1%41]/",
     "http://[::1/",
     "http://bücher.ch/",
-    "http://xn--bcher-kva.ch%41/",
-    "http://a b/",
     "http://h:a/",
     "//a",
     "//a/b",
@@ -500,6 +531,22 @@ def test_twin_declines_under_policy(target: str, policy: Policy) -> None:
     check_canonicalize(target, policy, "auto")
 
 
+STRICT = Policy.profile("strict")
+
+
+@needs_twin
+@pytest.mark.parametrize(
+    "target",
+    ["/a b", "http://h/%", "http://[fe80::1%en0]/", "/é", "http://u%@h/", "http://a<b/", "/?%zz"],
+)
+def test_twin_raises_what_a_strict_policy_refuses(target: str) -> None:
+    """A strict policy is served by the twin too: it raises the reference's InvalidTarget."""
+    got = check_twin(target, STRICT, "auto")
+    assert isinstance(got, tuple) and got[0] == "InvalidTarget", got
+    check_canonicalize(target, STRICT, "auto")
+    assert check_twin("HTTP://H:80/%7e/./a", STRICT, "auto") is not None  # no repair: served
+
+
 CRAWLER = Policy.profile("crawler")
 
 
@@ -533,7 +580,7 @@ def test_declined_says_why() -> None:
     for target, why in [
         ("http://bücher.ch/", "non-ASCII host (IDN)"),
         ("http://[v1.x]/", "IPvFuture literal"),
-        ("http://h%41/", "escape in the host"),
+        ("http://a[b/", "invalid host"),
         ("ftp://h/", "scheme without a default port"),
     ]:
         assert compiled.twin(target, flags, "auto") is None
@@ -683,7 +730,7 @@ def test_twin_folds_as_the_reference(unit: str) -> None:
     for target in targets:
         for policy in POLICIES.values():
             got = check_twin(target, policy, "auto")
-            if got is None:
+            if not isinstance(got, Result):  # declined, or refused by a strict policy
                 continue
             for component, edits in character_edits(got).items():
                 assert len(edits) <= FOLD_AFTER, (component, len(edits))
