@@ -32,6 +32,11 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import psutil
+
+try:  # the Spark path's floor is an Arrow UDF, whose type hints Spark reads
+    import pyarrow as pa  # type: ignore[import-untyped]
+except ImportError:  # pragma: no cover - without the spark extra
+    pa = None
 from urlsan.core import Policy, canonicalize
 
 HERE = Path(__file__).resolve().parent
@@ -92,7 +97,7 @@ def spark(urls: list[str], rounds: int) -> list[Row]:
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
     from pyspark.sql.pandas import functions as spark_functions
-    from urlsan.spark import canonicalize_udf
+    from urlsan.spark import RESULT_TYPE, canonicalize_udf
 
     session = (
         SparkSession.builder.master("local[2]")
@@ -113,9 +118,35 @@ def spark(urls: list[str], rounds: int) -> list[Row]:
 
         run(-1)  # warm: Python workers started, urlsan imported in them
         kind = "Arrow" if getattr(spark_functions, "arrow_udf", None) else "pandas"
-        return [best(f"Spark {kind} UDF, local[2]", 2, rounds, run)]
+        rows = [best(f"Spark {kind} UDF, local[2]", 2, rounds, run)]
+        if kind == "Arrow":
+            floor = spark_functions.arrow_udf(_spark_identity, RESULT_TYPE)
+
+            def run_floor(_: int) -> object:
+                return frame.select(F.sum(F.length(floor("url").url))).collect()
+
+            run_floor(-1)
+            rows.append(
+                best("Spark Arrow UDF doing nothing (Spark's own cost)", 2, rounds, run_floor)
+            )
+        return rows
     finally:
         session.stop()
+
+
+def _spark_identity(values: pa.Array) -> pa.Array:
+    """An Arrow UDF with urlsan's result type that canonicalizes nothing: each URL as it is,
+    unchanged, no rules.  What is left is Spark's own cost per row (Arrow out of the JVM and
+    back, the Python worker), the floor under any UDF."""
+    from urlsan.spark import _ARROW_FIELDS
+
+    n = len(values)
+    arrays = [
+        values.cast(pa.string()),
+        pa.repeat(False, n),
+        pa.array([[]] * n, _ARROW_FIELDS[2].type),
+    ]
+    return pa.StructArray.from_arrays(arrays, fields=_ARROW_FIELDS)
 
 
 def dask(urls: list[str], rounds: int) -> list[Row]:

@@ -23,7 +23,6 @@ import contextlib
 import gzip
 import io
 import json
-import multiprocessing
 import os
 import select
 import signal
@@ -34,11 +33,12 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from enum import Enum
 from hashlib import blake2b
-from itertools import repeat
-from multiprocessing.connection import Connection, wait
-from typing import IO, Any, NamedTuple, cast
+from typing import IO, TYPE_CHECKING, Any, NamedTuple, cast
 
-from ..core import InvalidTarget, Policy, Result, canonicalize
+if TYPE_CHECKING:  # multiprocessing itself only with --jobs: it is a tenth of the start-up
+    from multiprocessing.connection import Connection
+
+from ..core import InvalidTarget, Policy, Result, canonicalize, many
 
 # Longer lines are bad lines.  Servers refuse far less (nginx 8 KiB, Apache 8 KiB, IIS 16 KiB);
 # browsers send up to 2 MB.  64 KiB keeps every real URL and bounds the memory one line may take.
@@ -262,21 +262,13 @@ class Processor:
         return lines, utf8
 
     def _urls(self, lines: list[str], first: int, fmt: _Urls) -> Done:
-        """Plain URLs out, from lines known to be UTF-8 and short enough: the common case, its
-        loop kept to the bone.  The first bad line hands the rest of the block to `_plain`."""
-        policy, form = self.policy, self.form
-        urls: list[str] = []
-        append = urls.append
-        for text in map(str.strip, lines, repeat(_BLANKS)):
-            if not text:
-                break
-            try:
-                append(canonicalize(text, policy, form=form).url)
-            except Exception:  # InvalidTarget, or a bug: `_plain` reports either
-                break
-        else:
-            return Done(len(lines), len(lines), 0, [_joined(urls, fmt.sep)], [], [])
+        """Plain URLs out, from lines known to be UTF-8 and short enough: the common case, one
+        call for the block (`many.urls`, a loop in C with the twin).  The first bad line hands
+        the rest of the block to `_plain`, which says why it is bad."""
+        urls = many.urls(lines, self.policy, self.form, _BLANKS)
         done = len(urls)
+        if done == len(lines):
+            return Done(done, done, 0, [_joined(urls, fmt.sep)], [], [])
         rest = self._plain(lines[done:], first + done, fmt)
         head = _joined(urls, fmt.sep) + rest.pieces[0]
         return rest._replace(
@@ -603,6 +595,8 @@ class _Pool:
     """
 
     def __init__(self, processor: Processor, jobs: int) -> None:
+        import multiprocessing
+
         context: Any = multiprocessing.get_context(_START_METHOD)  # fork or spawn: has Process
         self.pipes: list[Connection] = []
         self.processes: list[Any] = []
@@ -661,10 +655,12 @@ class _Pool:
     def _receive(self) -> None:
         """Wait for a result or more; each worker that sent one is idle again."""
         pipes = {self.pipes[index]: index for index in self.busy}
+        from multiprocessing.connection import wait
+
         for pipe in wait(list(pipes)):
-            index = pipes[cast(Connection, pipe)]
+            index = pipes[cast("Connection", pipe)]
             try:
-                result = _receive_done(cast(Connection, pipe))
+                result = _receive_done(cast("Connection", pipe))
             except (EOFError, OSError):  # its end closed, before or in the middle of a result
                 raise WorkerDied from None
             if isinstance(result, BaseException):  # a bug in urlsan, raised here with its type

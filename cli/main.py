@@ -17,15 +17,20 @@ Exit statuses (docs/cli.md):
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Sequence
 
 from .._about import warn_if_no_twin
-from . import audit, canon, report, rules
 from .status import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_USAGE, UsageError
 
 PROXY_NEEDS = "urlsan proxy needs mitmproxy: pip install 'urlsan[proxy]'"
+
+# The subcommands, each a module with add_parser(sub), in the order --help lists them.  Only the
+# one a command line names is imported: `urlsan canon` starts without the audit reader's and
+# the report's imports (a third of its start-up).
+COMMANDS = ("canon", "report", "audit", "rules")
 
 
 class _Version(argparse.Action):
@@ -47,7 +52,8 @@ class _Version(argparse.Action):
         parser.exit()
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every subcommand, or of ``command`` alone when it is one of them."""
     parser = argparse.ArgumentParser(
         prog="urlsan",
         description="RFC 3986 URL canonicalization: batch, audit-log reports, and a proxy.",
@@ -56,10 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    canon.add_parser(sub)
-    report.add_parser(sub)
-    audit.add_parser(sub)
-    rules.add_parser(sub)
+    for name in (command,) if command in COMMANDS else COMMANDS:
+        importlib.import_module(f".{name}", __package__).add_parser(sub)
     sub.add_parser(
         "proxy",
         help="run the sanitizing proxy (mitmdump with the urlsan addon; needs urlsan[proxy])",
@@ -72,7 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] == "proxy":
         return proxy(args_list[1:])
-    parser = build_parser()
+    parser = build_parser(args_list[0] if args_list else None)
     try:
         args = parser.parse_args(args_list)
     except SystemExit as e:  # argparse: --help and --version exit 0, mistakes exit 2

@@ -1854,6 +1854,185 @@ static PyObject *twin_entry(PyObject *self, PyObject *args) {
     return (PyObject *)e;
 }
 
+/* ---- many targets at once: the loops of the batch CLI (`urls`) and of the data-frame
+ * integrations (`columns`) without a Python frame per URL.  core/many.py holds their Python
+ * reference, which tests/core/test_many.py holds these to.  Each URL goes through entry_call,
+ * as canonicalize(text, policy, form=form) from Python does. */
+
+static PyObject *form_kwnames; /* ("form",) */
+
+/* A Result's field k (1: url, 2: edits), new reference: straight from the tuple when it is one. */
+static PyObject *result_field(PyObject *r, Py_ssize_t k, const char *name) {
+    if (Py_TYPE(r) == (PyTypeObject *)ResultType && PyTuple_GET_SIZE(r) > k)
+        return Py_NewRef(PyTuple_GET_ITEM(r, k));
+    return PyObject_GetAttrString(r, name);
+}
+
+static PyObject *entry_one(Entry *e, PyObject *text, PyObject *policy, PyObject *form) {
+    PyObject *args[3] = {text, policy, form};
+    return entry_call(e, args, 2, form_kwnames);
+}
+
+static int in_blanks(PyObject *blanks, Py_UCS4 c) {
+    return PyUnicode_FindChar(blanks, c, 0, PyUnicode_GET_LENGTH(blanks), 1) >= 0;
+}
+
+/* text.strip(blanks) for an exact str: itself when nothing is stripped. */
+static PyObject *strip_blanks(PyObject *text, PyObject *blanks) {
+    Py_ssize_t s = 0, e = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    while (s < e && in_blanks(blanks, PyUnicode_READ(kind, data, s))) s++;
+    while (e > s && in_blanks(blanks, PyUnicode_READ(kind, data, e - 1))) e--;
+    if (s == 0 && e == PyUnicode_GET_LENGTH(text)) return Py_NewRef(text);
+    return PyUnicode_Substring(text, s, e);
+}
+
+static int many_check(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t want, const char *use) {
+    if (nargs != want || Py_TYPE(args[0]) != &EntryType || !PyList_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, use);
+        return -1;
+    }
+    return 0;
+}
+
+/* urls(entry, texts, policy, form, blanks) -> [entry(t.strip(blanks), policy, form=form).url
+ * for t in texts], ending before the first text that is no str, is blank, or raises an
+ * Exception: the caller takes that one and the rest on the slow path, which says why. */
+static PyObject *many_urls(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (many_check(args, nargs, 5, "urls(entry, texts: list, policy, form, blanks: str)") < 0)
+        return NULL;
+    if (!PyUnicode_Check(args[4])) return PyErr_Format(PyExc_TypeError, "blanks must be a str");
+    Entry *e = (Entry *)args[0];
+    PyObject *texts = args[1], *policy = args[2], *form = args[3], *blanks = args[4];
+    PyObject *out = PyList_New(0);
+    for (Py_ssize_t i = 0; out && i < PyList_GET_SIZE(texts); i++) {
+        PyObject *item = PyList_GET_ITEM(texts, i);
+        if (!PyUnicode_CheckExact(item)) break;
+        PyObject *text = strip_blanks(item, blanks);
+        if (!text) return Py_DECREF(out), NULL;
+        if (PyUnicode_GET_LENGTH(text) == 0) {
+            Py_DECREF(text);
+            break;
+        }
+        PyObject *r = entry_one(e, text, policy, form);
+        Py_DECREF(text);
+        if (!r) {
+            if (!PyErr_ExceptionMatches(PyExc_Exception)) return Py_DECREF(out), NULL;
+            PyErr_Clear();
+            break;
+        }
+        PyObject *url = result_field(r, 1, "url");
+        Py_DECREF(r);
+        if (!url || PyList_Append(out, url) < 0) Py_CLEAR(out);
+        Py_XDECREF(url);
+    }
+    return out;
+}
+
+/* The rules of a Result's edits, each once, in the order they ran. */
+static PyObject *edit_rules(PyObject *result) {
+    PyObject *edits = result_field(result, 2, "edits"), *rules = PyList_New(0);
+    Py_ssize_t n = edits && PyTuple_Check(edits) ? PyTuple_GET_SIZE(edits) : 0;
+    for (Py_ssize_t k = 0; rules && k < n; k++) {
+        PyObject *edit = PyTuple_GET_ITEM(edits, k);
+        PyObject *rule = PyTuple_Check(edit) && PyTuple_GET_SIZE(edit) > 0
+                             ? Py_NewRef(PyTuple_GET_ITEM(edit, 0))
+                             : PyObject_GetAttrString(edit, "rule");
+        int seen = rule ? PySequence_Contains(rules, rule) : -1;
+        if (seen < 0 || (!seen && PyList_Append(rules, rule) < 0)) Py_CLEAR(rules);
+        Py_XDECREF(rule);
+    }
+    if (edits && !PyTuple_Check(edits)) Py_CLEAR(rules); /* not a Result: refuse, loudly */
+    if (!rules && !PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "edits: not a tuple");
+    Py_XDECREF(edits);
+    return rules;
+}
+
+/* value.strip() (any white space, as str.strip()) for a str; "" for anything else. */
+static PyObject *stripped_value(PyObject *value) {
+    if (!PyUnicode_Check(value)) return Py_NewRef(empty_str);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(value);
+    if (PyUnicode_CheckExact(value) &&
+        (n == 0 || (!Py_UNICODE_ISSPACE(PyUnicode_READ_CHAR(value, 0)) &&
+                    !Py_UNICODE_ISSPACE(PyUnicode_READ_CHAR(value, n - 1)))))
+        return Py_NewRef(value);
+    return PyObject_CallMethod(value, "strip", NULL);
+}
+
+static int append3(PyObject *a, PyObject *x, PyObject *b, PyObject *y, PyObject *c,
+                   PyObject *z) {
+    return PyList_Append(a, x) < 0 || PyList_Append(b, y) < 0 || PyList_Append(c, z) < 0 ? -1
+                                                                                           : 0;
+}
+
+/* One value's row: its url, changed and rules appended; -1: an exception. */
+static int column_row(Entry *e, PyObject *value, PyObject *policy, PyObject **cols) {
+    PyObject *text = stripped_value(value);
+    if (!text) return -1;
+    if (PyUnicode_GET_LENGTH(text) == 0) {
+        Py_DECREF(text);
+        return append3(cols[0], Py_None, cols[1], Py_None, cols[2], Py_None);
+    }
+    PyObject *r = entry_one(e, text, policy, form_str[FORM_AUTO]);
+    if (!r) {
+        Py_DECREF(text);
+        if (!PyErr_ExceptionMatches(InvalidTargetType)) return -1;
+        PyObject *type, *exc, *tb;
+        PyErr_Fetch(&type, &exc, &tb);
+        PyErr_NormalizeException(&type, &exc, &tb);
+        PyObject *rule = exc ? PyObject_GetAttrString(exc, "rule") : NULL;
+        PyObject *rules = rule ? PyList_New(1) : NULL;
+        int rc = rules ? 0 : -1;
+        if (rules) PyList_SET_ITEM(rules, 0, Py_NewRef(rule));
+        if (!rc) rc = append3(cols[0], Py_None, cols[1], Py_False, cols[2], rules);
+        Py_XDECREF(rule);
+        Py_XDECREF(rules);
+        Py_XDECREF(type);
+        Py_XDECREF(exc);
+        Py_XDECREF(tb);
+        return rc;
+    }
+    PyObject *url = result_field(r, 1, "url");
+    PyObject *rules = url ? edit_rules(r) : NULL;
+    int changed = rules ? PyObject_RichCompareBool(url, text, Py_NE) : -1;
+    int rc = changed < 0 ? -1
+                         : append3(cols[0], url, cols[1], changed ? Py_True : Py_False, cols[2],
+                                   rules);
+    Py_XDECREF(url);
+    Py_XDECREF(rules);
+    Py_DECREF(r);
+    Py_DECREF(text);
+    return rc;
+}
+
+/* columns(entry, values, policy) -> (urls, changed, rules): core/many.py's columns(). */
+static PyObject *many_columns(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (many_check(args, nargs, 3, "columns(entry, values: list, policy)") < 0) return NULL;
+    if (!InvalidTargetType) {
+        PyErr_SetString(PyExc_RuntimeError, "urlsan.core._speedups.setup() was not called");
+        return NULL;
+    }
+    PyObject *cols[3] = {PyList_New(0), PyList_New(0), PyList_New(0)};
+    PyObject *values = args[1], *out = NULL;
+    int ok = cols[0] && cols[1] && cols[2];
+    /* A rules list per row: a million new containers would set the cyclic collector off a
+     * thousand times, each pass walking all rows so far (a third of the time).  These lists
+     * hold str only, so no cycle can form; the collector runs again after the loop. */
+    int collecting = PyGC_Disable();
+    for (Py_ssize_t i = 0; ok && i < PyList_GET_SIZE(values); i++) {
+        PyObject *value = Py_NewRef(PyList_GET_ITEM(values, i));
+        ok = column_row((Entry *)args[0], value, args[2], cols) == 0;
+        Py_DECREF(value);
+    }
+    if (collecting) PyGC_Enable();
+    if (ok) out = PyTuple_Pack(3, cols[0], cols[1], cols[2]);
+    for (int k = 0; k < 3; k++) Py_XDECREF(cols[k]);
+    return out;
+}
+
 /* declined(): why the last canonicalize() call returned None (bench/core.py counts them). */
 static PyObject *twin_declined(PyObject *self, PyObject *unused) {
     (void)self;
@@ -1993,6 +2172,11 @@ static PyMethodDef methods[] = {
      "entry(python, declined, after_twin, derive, default_policy, policy_type, switch) -> the "
      "public "
      "canonicalize: the twin in front of the Python function python (core/canonical.py)."},
+    {"urls", (PyCFunction)(void (*)(void))many_urls, METH_FASTCALL,
+     "urls(entry, texts, policy, form, blanks) -> list[str]: core/many.py's urls(), compiled."},
+    {"columns", (PyCFunction)(void (*)(void))many_columns, METH_FASTCALL,
+     "columns(entry, values, policy) -> (urls, changed, rules): core/many.py's columns(), "
+     "compiled."},
     {"declined", twin_declined, METH_NOARGS,
      "declined() -> str | None: why the last canonicalize() call returned None."},
     {"setup", twin_setup, METH_VARARGS,
@@ -2042,6 +2226,8 @@ PyMODINIT_FUNC PyInit__speedups(void) {
     form_key = PyUnicode_InternFromString("form");
     host_key = PyUnicode_InternFromString("host");
     twin_key = PyUnicode_InternFromString("twin");
+    form_kwnames = form_key ? PyTuple_Pack(1, form_key) : NULL;
+    if (!form_kwnames) return NULL;
     if (!form_key || !host_key || !twin_key || PyType_Ready(&EntryType) < 0) return NULL;
     empty_str = PyUnicode_InternFromString("");
     colon_str = PyUnicode_InternFromString(":");

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from typing import Any
 
 from . import charsets
 from .pipeline import RULES
@@ -22,6 +23,8 @@ Twin = Callable[[str, int, str], Result | None]
 twin: Twin | None = None
 declined: Callable[[], str | None] | None = None  # why the twin's last call returned None
 entry: Callable[..., Callable[..., Result]] | None = None  # the public canonicalize, in C
+urls: Callable[..., list[str]] | None = None  # many.py's loops, in C
+columns: Callable[..., tuple[list[Any], list[Any], list[Any]]] | None = None
 _flags: dict[str, int] = {}
 _unreserved_2396 = 0
 _strict = 0
@@ -35,6 +38,8 @@ if not os.environ.get("URLSAN_NO_EXTENSIONS"):
         twin = _speedups.canonicalize
         declined = _speedups.declined
         entry = _speedups.entry
+        urls = _speedups.urls
+        columns = _speedups.columns
         _flags = _speedups.FLAGS
         _unreserved_2396 = _speedups.UNRESERVED_2396
         _strict = _speedups.STRICT

@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import pandas as pd  # type: ignore[import-untyped]  # no stubs (pandas-stubs is not a dependency)
-from urlsan._columns import build_policy, columns
+from urlsan._columns import build_policy, collector_paused, columns
 from urlsan.core import Policy
 
 __all__ = ["META", "build_policy", "canonicalize_frame", "canonicalize_partition"]
@@ -66,6 +66,8 @@ def canonicalize_partition(
 
     A list, not a generator: a partition's result may travel between worker processes."""
     urls_, changed, rules = columns(urls, policy)
-    return [
-        {"url": u, "changed": c, "rules": r} for u, c, r in zip(urls_, changed, rules, strict=True)
-    ]
+    with collector_paused():
+        return [
+            {"url": u, "changed": c, "rules": r}
+            for u, c, r in zip(urls_, changed, rules, strict=True)
+        ]
