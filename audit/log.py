@@ -36,7 +36,7 @@ import threading
 import time
 from typing import Any
 
-from .record import MAX_TEXT, encode_json, limit_edits, limit_text
+from .record import serialize
 from .redact import Redactor
 
 logger = logging.getLogger(__name__)
@@ -80,13 +80,7 @@ class AuditLog:
 
     def write(self, record: dict[str, Any]) -> bool:
         """Append one record as one line; False if it was lost (the fault is logged once)."""
-        record = self.redactor.record(limit_edits(record))
-        text = encode_json(record)
-        if len(text) > MAX_TEXT:  # else no string in it can be longer (the fast path)
-            limited = limit_text(record)  # escapes (\u0001) make a line longer than its strings
-            if limited is not record:
-                text = encode_json(limited)
-        data = (text + "\n").encode("ascii")
+        data = serialize(record, self.redactor)
         notes: list[_Note] = []
         with self._lock:
             try:

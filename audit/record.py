@@ -232,7 +232,7 @@ encode_json = _json_encoder()
 def serialize(record: dict[str, Any], redactor: Redactor) -> bytes:
     """One audit-log line: ``record`` capped, its secrets masked, as ASCII JSON and a newline.
 
-    The same steps as `AuditLog.write`, for writers that are not an append-only log file.
+    What `AuditLog.write` appends, and what other writers (`urlsan audit -o -`) write.
     """
     record = redactor.record(limit_edits(record))
     text = encode_json(record)

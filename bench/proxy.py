@@ -195,7 +195,7 @@ HOOK_PARTS: tuple[tuple[str, str, str], ...] = (
 
 def _stub(addon: Any, variant: str) -> Any:
     """Stub out one part of ``addon`` (configured with a log) for `hook_parts`; returns an undo."""
-    from urlsan.audit import log as audit_log
+    from urlsan.audit import record as audit_record
 
     log = addon.log
     undo: Any = lambda: None  # noqa: E731
@@ -210,9 +210,9 @@ def _stub(addon: Any, variant: str) -> Any:
         log.redactor = type("Nothing", (), {"record": staticmethod(lambda r: r)})()
         undo = lambda: setattr(log, "redactor", redactor)  # noqa: E731
     elif variant == "no encode":
-        encode = audit_log.encode_json
-        audit_log.encode_json = lambda record: "{}"
-        undo = lambda: setattr(audit_log, "encode_json", encode)  # noqa: E731
+        encode = audit_record.encode_json
+        audit_record.encode_json = lambda record: "{}"
+        undo = lambda: setattr(audit_record, "encode_json", encode)  # noqa: E731
     elif variant == "no file":
         log._append = lambda data, notes: None
     return undo

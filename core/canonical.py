@@ -126,11 +126,11 @@ def _after_twin(result: Result, policy: Policy, sent_to: str | None) -> Result |
         return result
     end = hash_ if hash_ >= 0 else len(url)
     start = target.index("?") + 1
-    part = _Part(target[start:].partition("#")[0], start)
-    part.host = host
     c = _Canonicalizer(policy, target)
+    c.enter(target[start:].partition("#")[0], start)
+    c.host = host
     # The steps after the characters step, which the twin ran.
-    text = c.run_steps(c.steps["query"][1:], url[qmark + 1 : end], part)
+    text = c.walk(c.steps["query"][1:], url[qmark + 1 : end])
     if not c.edits.starts:  # each step records an edit exactly when it changes the query
         return result
     url = url[:qmark] + ("" if text is None else "?" + text) + url[end:]
@@ -154,23 +154,7 @@ def _scanners(
     }
 
 
-class _Part:
-    """One component on its way through its steps: the text now, and what the steps ask."""
-
-    __slots__ = ("dots", "form", "has_authority", "host", "raw", "relative", "scheme", "start")
-
-    def __init__(self, raw: str, start: int) -> None:
-        self.raw = raw  # as it was in the input, at ``start``
-        self.start = start
-        self.form = "auto"
-        self.scheme: str | None = None
-        self.host: str | None = None
-        self.has_authority = False
-        self.relative = False
-        self.dots = False  # remove-dot-segments rewrote the path
-
-
-_Handler = Callable[["_Canonicalizer", str, _Part], "str | None"]
+_Handler = Callable[["_Canonicalizer", str], "str | None"]
 # A step as the driver runs it: a search that finds what it may change (None: it always runs),
 # and its handler.
 _Step = tuple["Callable[[str], object] | None", _Handler]
@@ -210,6 +194,9 @@ def _plan(policy: Policy) -> _Plan:
     # A lowercase DNS name whose last label starts with a letter: not numeric, no dot to strip.
     quiet["host"] = _LOWER_HOST
     quiet["scheme"] = _LOWER_SCHEME
+    # A DNS name in mixed case, whose last label starts with a letter: the host steps only
+    # lowercase it (no IDNA, no character to escape, no dot to strip, not numeric).
+    quiet["host-case"] = _LDH_HOST if on("lowercase-host") else _never
     # An absolute path of segments that no rule touches: none empty ("//": merge-slashes, the
     # dot-prefix guard), none starting with "." (dot segments), no ";" when drop-params is on.
     segment = scan["path"].unit(without="/;" if on("drop-params") else "/")
@@ -222,6 +209,7 @@ def _never(text: str) -> None:
 
 
 _LOWER_HOST = re.compile(LDH_LOWER_HOST).fullmatch
+_LDH_HOST = re.compile(LDH_LOWER_HOST.replace("a-z", "A-Za-z")).fullmatch
 _LOWER_SCHEME = re.compile("[a-z][a-z0-9+.-]*").fullmatch
 _last_plan: tuple[Policy, _Plan] | None = None  # most calls reuse one policy: skip hashing it
 
@@ -240,13 +228,21 @@ class _Canonicalizer:
     """One canonicalization: the policy's steps, and the edits and findings recorded."""
 
     __slots__ = (
+        "dots",
         "edits",
         "findings",
+        "form",
+        "has_authority",
+        "host",
         "on",
         "policy",
         "quiet",
+        "raw",
+        "relative",
         "scan",
+        "scheme",
         "sent_to",
+        "start",
         "steps",
         "target",
     )
@@ -258,15 +254,27 @@ class _Canonicalizer:
         self.edits = rules.Edits(policy.strict, target)
         self.findings = detect.Findings()
         self.on, self.scan, self.steps, self.quiet = _plan_of(policy)
+        # What the steps ask of the target: set once by `run`.
+        self.form = "auto"
+        self.scheme: str | None = None
+        self.host: str | None = None  # as canonicalized (for drop-params' host scopes)
+        self.has_authority = False
+        # The component on its way through its steps: set by `enter`.
+        self.raw = ""  # as it was in the input, at ``start``
+        self.start = 0
+        self.relative = False  # a relative-path reference (the path)
+        self.dots = False  # remove-dot-segments rewrote the path
 
-    def walk(self, component: str, text: str, part: _Part) -> str | None:
-        """Run ``component``'s steps in pipeline order; None: the component is dropped."""
-        return self.run_steps(self.steps[component], text, part)
+    def enter(self, raw: str, start: int) -> None:
+        """The next component: ``raw`` at ``start`` in the input."""
+        self.raw = raw
+        self.start = start
 
-    def run_steps(self, steps: tuple[_Step, ...], text: str, part: _Part) -> str | None:
+    def walk(self, steps: tuple[_Step, ...], text: str) -> str | None:
+        """Run a component's steps in pipeline order; None: the component is dropped."""
         for needs, handler in steps:
             if needs is None or needs(text):
-                out = handler(self, text, part)
+                out = handler(self, text)
                 if out is None:
                     return None
                 text = out
@@ -275,67 +283,81 @@ class _Canonicalizer:
     def chars(self, component: str, text: str, start: int) -> str:
         return self.scan[component].scan(text, start, self.edits)
 
-    def structural(self, rule: str, component: str, part: _Part, before: str, after: str) -> None:
-        """Record a rule that rewrote a whole component."""
-        self.edits.whole(rule, component, part.start, part.start + len(part.raw), before, after)
+    def structural(self, rule: str, component: str, before: str, after: str) -> None:
+        """Record a rule that rewrote the whole component."""
+        self.edits.whole(rule, component, self.start, self.start + len(self.raw), before, after)
 
     def run(self, parts: Parts) -> Result:
-        if parts.form == "asterisk":
+        form = self.form = parts.form
+        if form == "asterisk":
             return Result(self.target, self.target)
-        authority_only = parts.form == "authority-only"
-        scheme = parts.scheme[0] if authority_only else self.scheme(*parts.scheme)
+        authority_only = form == "authority-only"
+        scheme = parts.scheme[0] if authority_only else self.scheme_part(*parts.scheme)
+        self.scheme = scheme
         out: list[str] = [scheme, ":"] if scheme is not None and not authority_only else []
-        has_authority = parts.host[0] is not None
-        host = self.sent_to
-        if has_authority:
-            userinfo = self.userinfo(*parts.userinfo)
-            host = self.host(*parts.host)
-            port = self.port(*parts.port, scheme, parts.form)
-            if parts.form not in ("authority", "authority-only"):
-                out.append("//")
-            if userinfo is not None:
-                out += (userinfo, "@")
-            out.append(host)
-            if port is not None:
-                out += (":", port)
+        self.host = self.sent_to
+        if parts.host[0] is not None:
+            self.has_authority = True
+            self.authority(parts, out)
         if not authority_only:
-            out.append(self.path(*parts.path, parts.form, scheme, host, has_authority))
-            query_ = self.query(*parts.query, host)
+            out.append(self.path_part(*parts.path))
+            query_ = self.query_part(*parts.query)
             if query_ is not None:
                 out += ("?", query_)
-            fragment = self.fragment(*parts.fragment)
+            fragment = self.fragment_part(*parts.fragment)
             if fragment is not None:
                 out += ("#", fragment)
         url = "".join(out)
         # Result's own __new__ is Python code: tuple.__new__ builds the same value faster.
         return _new(Result, (self.target, url, self.edits.freeze(), self.findings.freeze()))
 
+    def authority(self, parts: Parts, out: list[str]) -> None:
+        userinfo = self.userinfo_part(*parts.userinfo)
+        host = self.host = self.host_part(*parts.host)
+        port = self.port_part(*parts.port)
+        if self.form not in ("authority", "authority-only"):
+            out.append("//")
+        if userinfo is not None:
+            out += (userinfo, "@")
+        out.append(host)
+        if port is not None:
+            out += (":", port)
+
     # --- components, in output order
 
-    def scheme(self, text: str | None, start: int) -> str | None:
+    def scheme_part(self, text: str | None, start: int) -> str | None:
         if text is None or self.quiet["scheme"](text):
             return text
-        return self.walk("scheme", text, _Part(text, start))
+        self.enter(text, start)
+        return self.walk(self.steps["scheme"], text)
 
-    def userinfo(self, text: str | None, start: int) -> str | None:
+    def userinfo_part(self, text: str | None, start: int) -> str | None:
         if text is None:
             return None
         detect.userinfo(text, start, self.findings)
         detect.escapes(text, "userinfo", start, self.findings)
         if self.quiet["userinfo"](text):
             return text
-        return self.walk("userinfo", text, _Part(text, start))
+        self.enter(text, start)
+        return self.walk(self.steps["userinfo"], text)
 
-    def host(self, text: str | None, start: int) -> str:
+    def host_part(self, text: str | None, start: int) -> str:
         text = text or ""
-        if self.quiet["host"](text):
+        quiet = self.quiet
+        if quiet["host"](text):
             return text
+        if quiet["host-case"](text):  # only lowercase-host has anything to do: one edit
+            lower = text.lower()
+            if lower != text:
+                self.edits.add("lowercase-host", "host", start, start + len(text), text, lower)
+            return lower
         literal = rules.ip_literal(text) if text[:1] == "[" else None
         if literal is not None:
             return self.ip_literal(literal, start)
         if "[" in text or ":" in text:
             detect.host(text, start, self.findings)
-        return self.walk("host", text, _Part(text, start)) or ""
+        self.enter(text, start)
+        return self.walk(self.steps["host"], text) or ""
 
     def ip_literal(self, literal: re.Match[str], start: int) -> str:
         """An IP-literal host: the address is case-insensitive (§6.2.2.1), but a zone ID names
@@ -364,127 +386,124 @@ class _Canonicalizer:
         zone = zones.scan(zone, start + literal.start("zone"), edits)
         return f"[{address}%25{zone}]"
 
-    def port(self, port: str | None, start: int, scheme: str | None, form: str) -> str | None:
-        if port is None or (port[:1] not in ("", "0") and DEFAULT_PORTS.get(scheme or "") != port):
+    def port_part(self, port: str | None, start: int) -> str | None:
+        if port is None or (
+            port[:1] not in ("", "0") and DEFAULT_PORTS.get(self.scheme or "") != port
+        ):
             return port
-        part = _Part(port, start)
-        part.scheme, part.form = scheme, form
-        return self.walk("port", port, part)
+        self.enter(port, start)
+        return self.walk(self.steps["port"], port)
 
-    def path(
-        self,
-        text: str | None,
-        start: int,
-        form: str,
-        scheme: str | None,
-        host: str | None,
-        has_authority: bool,
-    ) -> str:
+    def path_part(self, text: str | None, start: int) -> str:
         text = text or ""
-        relative = form != "origin" and scheme is None and not has_authority and text[:1] != "/"
+        relative = (
+            self.form != "origin"
+            and self.scheme is None
+            and not self.has_authority
+            and text[:1] != "/"
+        )
         detect.path(text, start, not relative, self.findings)
         detect.escapes(text, "path", start, self.findings)
         if self.quiet["path"](text):
             return text
-        part = _Part(text, start)
-        part.form, part.scheme, part.host, part.has_authority = form, scheme, host, has_authority
-        part.relative = relative
-        if part.relative and ":" in text.partition("/")[0]:
+        self.enter(text, start)
+        self.relative = relative
+        if relative and ":" in text.partition("/")[0]:
             # §4.2: "a:b" is no relative-path reference (it reads as a scheme), even when dot
             # removal would drop the segment; a strict policy says so.
             self.edits.repair(
                 "dot-prefix", "path", start, "first segment of a relative path has ':'"
             )
-        return self.walk("path", text, part) or ""
+        return self.walk(self.steps["path"], text) or ""
 
-    def query(self, text: str | None, start: int, host: str | None) -> str | None:
+    def query_part(self, text: str | None, start: int) -> str | None:
         if text is None:
             return None
         detect.escapes(text, "query", start, self.findings)
         if self.quiet["query"](text):
             return text
-        part = _Part(text, start)
-        part.host = host
-        return self.walk("query", text, part)
+        self.enter(text, start)
+        return self.walk(self.steps["query"], text)
 
-    def fragment(self, text: str | None, start: int) -> str | None:
+    def fragment_part(self, text: str | None, start: int) -> str | None:
         if text is None:
             return None
         if not self.on("strip-fragment"):
             detect.escapes(text, "fragment", start, self.findings)
         if self.quiet["fragment"](text):
             return text
-        return self.walk("fragment", text, _Part(text, start))
+        self.enter(text, start)
+        return self.walk(self.steps["fragment"], text)
 
 
 # --- the steps: one function per (component, rule) of pipeline.PIPELINE
 
 
-def _lowercase_scheme(c: _Canonicalizer, text: str, p: _Part) -> str:
-    return rules.lowercase_scheme(text, p.start, c.edits)
+def _lowercase_scheme(c: _Canonicalizer, text: str) -> str:
+    return rules.lowercase_scheme(text, c.start, c.edits)
 
 
-def _idna_host(c: _Canonicalizer, text: str, p: _Part) -> str:
+def _idna_host(c: _Canonicalizer, text: str) -> str:
     if text.isascii():
         return text
     a_label = rules.idna_host(text)
     if a_label is None:
-        c.findings.add("invalid-idn", "host", p.start, text)
+        c.findings.add("invalid-idn", "host", c.start, text)
         return text
-    c.edits.repair("idna-host", "host", p.start, "non-ASCII host")
-    c.structural("idna-host", "host", p, text, a_label)
+    c.edits.repair("idna-host", "host", c.start, "non-ASCII host")
+    c.structural("idna-host", "host", text, a_label)
     return a_label
 
 
-def _lowercase_host(c: _Canonicalizer, text: str, p: _Part) -> str:
-    return rules.lowercase_host(text, p.start, c.edits)
+def _lowercase_host(c: _Canonicalizer, text: str) -> str:
+    return rules.lowercase_host(text, c.start, c.edits)
 
 
-def _strip_host_dot(c: _Canonicalizer, text: str, p: _Part) -> str:
+def _strip_host_dot(c: _Canonicalizer, text: str) -> str:
     if text[-1:] == "." and text.rstrip("."):
         # Every trailing dot ("h.." too), or the result would strip again: idempotence.
-        c.structural("strip-host-dot", "host", p, text, text.rstrip("."))
+        c.structural("strip-host-dot", "host", text, text.rstrip("."))
         return text.rstrip(".")
     return text
 
 
-def _numeric_host(c: _Canonicalizer, text: str, p: _Part) -> str:
+def _numeric_host(c: _Canonicalizer, text: str) -> str:
     # A finding whether or not the rule is on: an auditor wants to see "0x7f.1" either way.
     if rules.ends_in_number(text):
         dotted = rules.parse_ipv4(text)
         if dotted is not None and dotted != text:
-            c.findings.add("numeric-host", "host", p.start, text)
+            c.findings.add("numeric-host", "host", c.start, text)
             if c.on("numeric-host"):
-                c.structural("numeric-host", "host", p, text, dotted)
+                c.structural("numeric-host", "host", text, dotted)
                 return dotted
     return text
 
 
-def _drop_empty_port(c: _Canonicalizer, port: str, p: _Part) -> str | None:
-    if port != "" or p.form == "authority":
+def _drop_empty_port(c: _Canonicalizer, port: str) -> str | None:
+    if port != "" or c.form == "authority":
         return port
-    c.edits.whole("drop-empty-port", "port", p.start - 1, p.start, ":", "")
+    c.edits.whole("drop-empty-port", "port", c.start - 1, c.start, ":", "")
     return None
 
 
-def _strip_port_zeros(c: _Canonicalizer, port: str, p: _Part) -> str:
+def _strip_port_zeros(c: _Canonicalizer, port: str) -> str:
     if len(port) > 1 and port[0] == "0":
         stripped = port.lstrip("0") or "0"
-        c.structural("strip-port-zeros", "port", p, port, stripped)
+        c.structural("strip-port-zeros", "port", port, stripped)
         return stripped
     return port
 
 
-def _drop_default_port(c: _Canonicalizer, port: str, p: _Part) -> str | None:
-    if p.form != "authority" and p.scheme is not None and DEFAULT_PORTS.get(p.scheme) == port:
+def _drop_default_port(c: _Canonicalizer, port: str) -> str | None:
+    if c.form != "authority" and c.scheme is not None and DEFAULT_PORTS.get(c.scheme) == port:
         c.edits.whole(
-            "drop-default-port", "port", p.start - 1, p.start + len(p.raw), ":" + port, ""
+            "drop-default-port", "port", c.start - 1, c.start + len(c.raw), ":" + port, ""
         )
         return None
     return port
 
 
-def _backslash_as_slash(c: _Canonicalizer, text: str, p: _Part) -> str:
+def _backslash_as_slash(c: _Canonicalizer, text: str) -> str:
     if "\\" not in text:
         return text
     for m in re.finditer(r"\\+", text):
@@ -492,121 +511,121 @@ def _backslash_as_slash(c: _Canonicalizer, text: str, p: _Part) -> str:
         c.edits.add(
             "backslash-as-slash",
             "path",
-            p.start + m.start(),
-            p.start + m.end(),
+            c.start + m.start(),
+            c.start + m.end(),
             run,
             "/" * len(run),
         )
     text = text.replace("\\", "/")
-    p.relative = p.relative and text[:1] != "/"  # "\\a" is "/a" (as _path_characters says)
+    c.relative = c.relative and text[:1] != "/"  # "\\a" is "/a" (as _path_characters says)
     return text
 
 
-def _path_characters(c: _Canonicalizer, text: str, p: _Part) -> str:
+def _path_characters(c: _Canonicalizer, text: str) -> str:
     if "\\" in text and c.on("reject-escaped-slash"):
         # A raw "\\" would be escaped to the "%5C" this rule refuses, so that the output
         # fails its own policy; WHATWG parsers and IIS read it as "/": refuse it too.
         raise InvalidTarget(
-            "reject-escaped-slash", "path", p.start + text.index("\\"), "backslash in the path"
+            "reject-escaped-slash", "path", c.start + text.index("\\"), "backslash in the path"
         )
-    text = c.chars("path", text, p.start)
+    text = c.chars("path", text, c.start)
     # A relative "\\a" or "%2Fa" that backslash-as-slash or decode-escaped-slash turned into
     # "/a" is now an absolute path (as WHATWG reads "\\a"): no "./" guard to keep it relative.
-    p.relative = p.relative and text[:1] != "/"
+    c.relative = c.relative and text[:1] != "/"
     return text
 
 
-def _path_params(c: _Canonicalizer, text: str, p: _Part) -> str:
-    drops = c.policy.param_tests(p.host).path
-    return text if drops is None else query.path_params(drops, c.edits, text, p.start, p.raw)
+def _path_params(c: _Canonicalizer, text: str) -> str:
+    drops = c.policy.param_tests(c.host).path
+    return text if drops is None else query.path_params(drops, c.edits, text, c.start, c.raw)
 
 
-def _merge_slashes(c: _Canonicalizer, text: str, p: _Part) -> str:
+def _merge_slashes(c: _Canonicalizer, text: str) -> str:
     if "//" not in text:
         return text
     merged = rules.merge_slashes(text)
-    c.structural("merge-slashes", "path", p, text, merged)
+    c.structural("merge-slashes", "path", text, merged)
     return merged
 
 
-def _origin_slash(c: _Canonicalizer, text: str, p: _Part) -> str:
-    if p.form == "origin" and text[:1] != "/":
-        c.structural("empty-path", "path", p, text, "/" + text)
+def _origin_slash(c: _Canonicalizer, text: str) -> str:
+    if c.form == "origin" and text[:1] != "/":
+        c.structural("empty-path", "path", text, "/" + text)
         return "/" + text
     return text
 
 
-def _remove_dot_segments(c: _Canonicalizer, text: str, p: _Part) -> str:
+def _remove_dot_segments(c: _Canonicalizer, text: str) -> str:
     if not rules.has_dot_segments(text):
         return text
-    if p.relative:
+    if c.relative:
         resolved = rules.remove_dot_segments_relative(text)
     elif text[:1] == "/":
         resolved = rules.remove_dot_segments(text)[0]
     else:
         return text  # a rootless path (mailto:, urn:) is not hierarchical: left as is
     # "./a:b" and "/.//a" are already resolved: their dot segment is the guard below.
-    if resolved == text or _guard(resolved, p, True) + resolved == text:
+    if resolved == text or _guard(resolved, c, True) + resolved == text:
         return text
-    c.structural("remove-dot-segments", "path", p, text, resolved)
-    p.dots = True
+    c.structural("remove-dot-segments", "path", text, resolved)
+    c.dots = True
     return resolved
 
 
-def _empty_path(c: _Canonicalizer, text: str, p: _Part) -> str:
+def _empty_path(c: _Canonicalizer, text: str) -> str:
     if (
         text == ""
-        and p.has_authority
-        and p.form != "authority"
-        and (p.scheme is None or p.scheme in DEFAULT_PORTS)
+        and c.has_authority
+        and c.form != "authority"
+        and (c.scheme is None or c.scheme in DEFAULT_PORTS)
     ):
-        c.edits.whole("empty-path", "path", p.start, p.start, "", "/")
+        c.edits.whole("empty-path", "path", c.start, c.start, "", "/")
         return "/"
     return text
 
 
-def _dot_prefix(c: _Canonicalizer, text: str, p: _Part) -> str:
+def _dot_prefix(c: _Canonicalizer, text: str) -> str:
     # A "//" that rewriting made ("/%2Fevil.example/x", "/\\a") gets its guard in origin-form
     # too: unguarded, it would read as a network-path reference to another host.
-    guard = _guard(text, p, p.dots or p.raw[:2] != "//")
+    guard = _guard(text, c, c.dots or c.raw[:2] != "//")
     if guard:
         # Not a repair: an invalid input ("1a:b") was refused above; a guard that
         # normalizing made necessary keeps a valid input valid.
-        c.edits.whole("dot-prefix", "path", p.start, p.start, "", guard)
+        c.edits.whole("dot-prefix", "path", c.start, c.start, "", guard)
     return guard + text
 
 
-def _guard(path: str, p: _Part, dots: bool) -> str:
+def _guard(path: str, c: _Canonicalizer, dots: bool) -> str:
     """RFC 3986 §4.2 and §5.2.4: the dot segment a path needs so as not to read as another
     kind of reference.  Origin-form "//a" is a path (RFC 9112 §3.2.1); only one that dot
     removal produced gets the guard, so that the result also reads as a path in auto form.
     ``dot-prefix`` is one of the rules that cannot be switched off (policy.REQUIRED_RULES)."""
-    if p.relative and (":" in path.partition("/")[0] or path[:1] == "/"):
+    if c.relative and (":" in path.partition("/")[0] or path[:1] == "/"):
         return "./"  # "a:b" would read as a scheme, "/a" as an absolute path, "//a" authority
-    if not p.has_authority and path[:2] == "//" and (p.form != "origin" or dots):
+    if not c.has_authority and path[:2] == "//" and (c.form != "origin" or dots):
         return "/."  # "/.//a": "//a" would read as an authority
     return ""
 
 
-def _query_params(c: _Canonicalizer, text: str, p: _Part) -> str | None:
-    return query.drop(c.policy.param_tests(p.host).query, c.edits, text, p.start, p.raw)
+def _query_params(c: _Canonicalizer, text: str) -> str | None:
+    return query.drop(c.policy.param_tests(c.host).query, c.edits, text, c.start, c.raw)
 
 
-def _sort_query(c: _Canonicalizer, text: str, p: _Part) -> str:
-    return query.sort(c.edits, text, p.start, p.raw)
+def _sort_query(c: _Canonicalizer, text: str) -> str:
+    return query.sort(c.edits, text, c.start, c.raw)
 
 
-def _drop_empty_query(c: _Canonicalizer, text: str, p: _Part) -> str | None:
-    return query.drop_empty(c.edits, text, p.start)
+def _drop_empty_query(c: _Canonicalizer, text: str) -> str | None:
+    return query.drop_empty(c.edits, text, c.start)
 
 
-def _strip_fragment(c: _Canonicalizer, text: str, p: _Part) -> None:
-    c.edits.whole("strip-fragment", "fragment", p.start - 1, p.start + len(text), "#" + text, "")
+def _strip_fragment(c: _Canonicalizer, text: str) -> None:
+    c.edits.whole("strip-fragment", "fragment", c.start - 1, c.start + len(text), "#" + text, "")
     return None
 
 
 def _chars_of(component: str) -> _Handler:
-    return lambda c, text, p: c.scan[component].scan(text, p.start, c.edits)
+    return lambda c, text: c.scan[component].scan(text, c.start, c.edits)
 
 
 _HANDLERS: dict[tuple[str, str, str], Any] = {
@@ -649,6 +668,7 @@ _NEEDS: dict[tuple[str, str, str], str] = {
     ("path", "backslash-as-slash", ""): r"\\",
     ("path", "drop-params", "path parameters"): ";",
     ("path", "merge-slashes", ""): "//",
+    ("path", "empty-path", "origin-form"): r"\A(?!/)",
     ("path", "remove-dot-segments", ""): rules.DOT_SEGMENT,
     ("path", "empty-path", "with an authority"): r"\A\Z",
     ("query", "sort-query", ""): "&",

@@ -267,23 +267,26 @@ class Scanner:
         )
 
     def unit(self, without: str = "") -> str:
-        """A regex of one unit of text that no character rule changes here: an allowed
-        character (less those in ``without``), or an escape that is canonical already."""
+        """A regex of one unit of text that no character rule changes here: a run of allowed
+        characters (less those in ``without``), or an escape that is canonical already."""
         chars = charsets.regex_class(charsets.ALLOWED[self.component] - set(without))
-        return f"[{chars}]|%(?:{self.kept})"
+        return f"[{chars}]++|%(?:{self.kept})"
 
     def scan(self, text: str, start: int, edits: Edits) -> str:
         if self.clean(text):
             return text
         edits.view, edits.view_start = text, start  # what a fold copies between edits
         comp = self.component
+        strict = edits.strict  # repairs raise: the checks and their messages only then
         out: list[str] = []
         pos = 0
         for m in self.changes.finditer(text):
             kind = m.lastgroup
             if kind is None:
                 break
-            at, piece = m.start(kind), m.group(kind)
+            # Each group ends its match: its span is the piece, and where the next one starts.
+            at, end = m.span(kind)
+            piece = text[at:end]
             if kind == "escape":
                 new, rule = self.escapes[piece[1:]]
                 if not new:
@@ -292,17 +295,20 @@ class Scanner:
                     )
             elif kind == "stray":
                 rule, new = "encode-stray-percent", "%25" * len(piece)
-                edits.repair(rule, comp, start + at, "'%' that starts no escape")
+                if strict:
+                    edits.repair(rule, comp, start + at, "'%' that starts no escape")
             elif kind == "ascii":
                 rule = "encode-unsafe"
                 new = self.single.get(piece) or "".join(self.single[c] for c in piece)
-                edits.repair(rule, comp, start + at, f"character {piece[0]!r} not allowed")
+                if strict:
+                    edits.repair(rule, comp, start + at, f"character {piece[0]!r} not allowed")
             else:
                 rule, new = "encode-non-ascii", encode_non_ascii(piece)
-                edits.repair(rule, comp, start + at, "non-ASCII character")
+                if strict:
+                    edits.repair(rule, comp, start + at, "non-ASCII character")
             out += (text[pos:at], new)
-            pos = m.end()
-            edits.add(rule, comp, start + at, start + pos, piece, new)
+            pos = end
+            edits.add(rule, comp, start + at, start + end, piece, new)
         out.append(text[pos:])
         return "".join(out)
 

@@ -133,16 +133,19 @@ def split(target: str, form: str = "auto") -> Parts:
     else:
         userinfo = host = port = _ABSENT
     form = "absolute" if scheme is not None else "reference"
+    # One call for the groups, then a start each (by number: a name costs a lookup).
+    _, _, path, query, fragment = m.groups()
+    start = m.start
     return _new(
         Parts,
         (
             form,
-            _span(m, "scheme"),
+            (scheme, start(1)),
             userinfo,
             host,
             port,
-            _span(m, "path"),
-            _span(m, "query"),
-            _span(m, "fragment"),
+            (path, start(3)),
+            (query, start(4)),
+            (fragment, start(5)),
         ),
     )
