@@ -596,7 +596,9 @@ class _Pool:
 
     def __init__(self, processor: Processor, jobs: int) -> None:
         import multiprocessing
+        from multiprocessing.connection import wait
 
+        self._wait = wait
         context: Any = multiprocessing.get_context(_START_METHOD)  # fork or spawn: has Process
         self.pipes: list[Connection] = []
         self.processes: list[Any] = []
@@ -655,9 +657,7 @@ class _Pool:
     def _receive(self) -> None:
         """Wait for a result or more; each worker that sent one is idle again."""
         pipes = {self.pipes[index]: index for index in self.busy}
-        from multiprocessing.connection import wait
-
-        for pipe in wait(list(pipes)):
+        for pipe in self._wait(list(pipes)):
             index = pipes[cast("Connection", pipe)]
             try:
                 result = _receive_done(cast("Connection", pipe))

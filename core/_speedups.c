@@ -2011,23 +2011,18 @@ static int column_row(Entry *e, PyObject *value, PyObject *policy, PyObject **co
 static PyObject *many_columns(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     if (many_check(args, nargs, 3, "columns(entry, values: list, policy)") < 0) return NULL;
-    if (!InvalidTargetType) {
+    if (!ready) {
         PyErr_SetString(PyExc_RuntimeError, "urlsan.core._speedups.setup() was not called");
         return NULL;
     }
     PyObject *cols[3] = {PyList_New(0), PyList_New(0), PyList_New(0)};
     PyObject *values = args[1], *out = NULL;
     int ok = cols[0] && cols[1] && cols[2];
-    /* A rules list per row: a million new containers would set the cyclic collector off a
-     * thousand times, each pass walking all rows so far (a third of the time).  These lists
-     * hold str only, so no cycle can form; the collector runs again after the loop. */
-    int collecting = PyGC_Disable();
     for (Py_ssize_t i = 0; ok && i < PyList_GET_SIZE(values); i++) {
         PyObject *value = Py_NewRef(PyList_GET_ITEM(values, i));
         ok = column_row((Entry *)args[0], value, args[2], cols) == 0;
         Py_DECREF(value);
     }
-    if (collecting) PyGC_Enable();
     if (ok) out = PyTuple_Pack(3, cols[0], cols[1], cols[2]);
     for (int k = 0; k < 3; k++) Py_XDECREF(cols[k]);
     return out;

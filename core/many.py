@@ -8,7 +8,9 @@ compiled loops are held to (tests/core/test_many.py).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import gc
+from collections.abc import Iterator, Sequence
 from types import FunctionType
 
 from . import compiled
@@ -16,8 +18,10 @@ from .canonical import canonicalize
 from .policy import Policy
 from .result import InvalidTarget
 
-# The loops in C need the C entry: not there without the twin (URLSAN_NO_EXTENSIONS, no compiler).
-_COMPILED = compiled.urls is not None and not isinstance(canonicalize, FunctionType)
+# The loops in C take the C entry: None without the twin (URLSAN_NO_EXTENSIONS, no compiler).
+_ENTRY_IN_C = not isinstance(canonicalize, FunctionType)
+_urls_in_c = compiled.urls if _ENTRY_IN_C else None
+_columns_in_c = compiled.columns if _ENTRY_IN_C else None
 
 Columns = tuple[list[str | None], list[bool | None], list[list[str] | None]]
 
@@ -28,8 +32,8 @@ def urls(
     """The canonical URL of each text stripped of ``blanks``, ending before the first text that
     is blank or raises: ``len(result)`` says where, and the caller takes that text and the rest
     the slow way, which says why."""
-    if _COMPILED and compiled.urls is not None and type(texts) is list:
-        return compiled.urls(canonicalize, texts, policy, form, blanks)
+    if _urls_in_c is not None and type(texts) is list:
+        return _urls_in_c(canonicalize, texts, policy, form, blanks)
     return _urls(texts, policy, form, blanks)
 
 
@@ -55,9 +59,27 @@ def columns(values: Sequence[object], policy: Policy) -> Columns:
     other non-str and a blank string give None in all three; a URL the policy refuses gives
     url None, changed False and the refusing rule; else the canonical URL, whether it differs
     from the (stripped) input, and the rules that fired, each once, in the order they ran."""
-    if _COMPILED and compiled.columns is not None and type(values) is list:
-        return compiled.columns(canonicalize, values, policy)  # type: ignore[no-any-return]
-    return _columns(values, policy)
+    with collector_paused():
+        if _columns_in_c is not None and type(values) is list:
+            return _columns_in_c(canonicalize, values, policy)  # type: ignore[no-any-return]
+        return _columns(values, policy)
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off while a batch builds a container per row.
+
+    A million rows are a million new lists or dicts: each 700 new containers set the collector
+    off, and its passes walk the rows built so far, which costs a third of the time of
+    canonicalizing them (bench/integrations.py).  Rows of str, bool and lists of str hold no
+    cycles; the collector runs again, as it was, when the batch is done."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
 
 
 def _columns(values: Sequence[object], policy: Policy) -> Columns:

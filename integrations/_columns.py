@@ -7,9 +7,7 @@ own extra.
 
 from __future__ import annotations
 
-import contextlib
-import gc
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
 from urlsan.core import Policy, many
 
@@ -32,20 +30,3 @@ def build_policy(
 def columns(values: Iterable[object], policy: Policy) -> Columns:
     """The url, changed and rules of each value, as three lists: `urlsan.core.many.columns`."""
     return many.columns(values if type(values) is list else list(values), policy)
-
-
-@contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector off while a batch builds a container per row.
-
-    A Bag partition of 30,000 URLs becomes 30,000 dicts: each 700 new containers set the
-    collector off, and its passes walk the rows built so far, which costs as much as
-    canonicalizing them (bench/integrations.py).  The rows hold no cycles; the collector runs
-    again, as it was, when the batch is done."""
-    was_on = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_on:
-            gc.enable()
