@@ -55,11 +55,13 @@ POOL_BLOCK_BYTES = 512 * 1024
 _START_METHOD = "fork" if sys.platform == "linux" else "spawn"
 # --jobs: when workers start.  A line must take at least POOL_MIN_LINE_SECONDS: below it,
 # sending the line to a worker and its output back costs this process about as much as
-# canonicalizing it (bench/cli.py).  A file: after POOL_SAMPLE_SECONDS of work here, when
-# what is left should take POOL_MIN_WORK_SECONDS or more (a fork costs milliseconds; a
-# spawned worker's imports, 0.2 s of CPU, pay back only on work several times as long).
+# canonicalizing it (bench/cli.py: clean real URLs take 0.9 µs a line here, in the first
+# blocks, and `-j 2` was slower on them than `-j 1`; dirty ones take 2.5 µs).  A file: after
+# POOL_SAMPLE_SECONDS of work here, when what is left should take POOL_MIN_WORK_SECONDS or
+# more (a fork costs milliseconds; a spawned worker's imports, 0.2 s of CPU, pay back only on
+# work several times as long).
 # A pipe, of unknown length: after POOL_AFTER_SECONDS of work here.
-POOL_MIN_LINE_SECONDS = 0.5e-6
+POOL_MIN_LINE_SECONDS = 1.2e-6
 POOL_SAMPLE_SECONDS = 0.02
 POOL_MIN_WORK_SECONDS = 0.25 if _START_METHOD == "fork" else 1.5
 POOL_AFTER_SECONDS = 0.2

@@ -10,7 +10,6 @@ user asked for it with ``URLSAN_NO_EXTENSIONS``.
 from __future__ import annotations
 
 import os
-import platform
 import sys
 from collections.abc import Callable
 
@@ -62,6 +61,8 @@ def _mitmproxy_version() -> str:
 
 def version_report() -> str:
     """``urlsan --version``: one ``name: value`` line each, the first as tools print it."""
+    import platform  # here only: a tenth of the other commands' start-up
+
     py = f"{platform.python_implementation()} {platform.python_version()} ({sys.executable})"
     return "\n".join(
         [

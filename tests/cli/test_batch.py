@@ -185,7 +185,13 @@ def test_progress_draws_then_clears() -> None:
 def pool_started() -> Iterator[list[int]]:
     """Workers from the second block on (not after some work); lists each pool's size."""
     started: list[int] = []
-    names = ("POOL_AFTER_SECONDS", "POOL_SAMPLE_SECONDS", "POOL_MIN_WORK_SECONDS", "_pooled")
+    names = (
+        "POOL_AFTER_SECONDS",
+        "POOL_SAMPLE_SECONDS",
+        "POOL_MIN_WORK_SECONDS",
+        "POOL_MIN_LINE_SECONDS",
+        "_pooled",
+    )
     saved = [getattr(batch, name) for name in names]
 
     def pooled(first: Block, blocks: Iterator[Block], processor: Processor, jobs: int) -> Any:
@@ -193,7 +199,7 @@ def pool_started() -> Iterator[list[int]]:
         return saved[-1](first, blocks, processor, jobs)
 
     # Set by hand: the runner's monkeypatch.undo() would undo a monkeypatch made here.
-    for name, value in zip(names, (0.0, 0.0, 0.0, pooled), strict=True):
+    for name, value in zip(names, (0.0, 0.0, 0.0, 0.0, pooled), strict=True):
         setattr(batch, name, value)
     try:
         yield started
@@ -288,6 +294,9 @@ def test_workers_start_only_for_long_costly_inputs() -> None:
     assert not pay(0.1, 100_000, None)  # a pipe, of unknown length: not 0.2 s of work yet
     assert pay(0.3, 100_000, None)
     assert not pay(0.3, 1_000_000, None)  # 0.3 µs a line: cheaper here than sent away
+    # Clean real URLs, 0.9 µs a line: -j 2 was slower on them than -j 1 (bench/cli.py).
+    assert not pay(0.9, 1_000_000, None)
+    assert pay(2.5, 1_000_000, None)  # dirty ones
     # A file: the work left is known from the first blocks' share of it.
     assert not pay(0.01, 3_000, lambda: 0.001)  # too small a sample to tell
     left = batch.POOL_MIN_WORK_SECONDS
@@ -315,7 +324,9 @@ def test_workers_catch_up_when_the_input_pauses(pool_started: list[int]) -> None
 
 
 def _feed_forever(stream: IO[bytes], stop: threading.Event) -> None:
-    lines = b"".join(b"HTTP://H%d.example/%%7e%d/./x\n" % (i % 97, i) for i in range(5000))
+    # Costly enough lines (2 µs each) that workers pay: see batch.POOL_MIN_LINE_SECONDS.
+    line = "HTTP://H%d.EXAMPLE:80/%%7e%d/./a/../x/café/%%7e%%7E%%7e<>?q=%%7e%%7e#f\n".encode()
+    lines = b"".join(line % (i % 97, i) for i in range(5000))
     with contextlib.suppress(OSError):  # the reader went away
         while not stop.is_set():
             stream.write(lines)
