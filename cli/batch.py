@@ -10,7 +10,8 @@ grows, by one 16-byte digest per distinct canonical URL.
 Blocks cross the process border as bytes and come back as formatted output bytes, so the main
 process only reads, dispatches and writes: the per-line work (splitting, decoding,
 canonicalization, formatting) is all in `Processor`, wherever it runs.  Each worker has a pipe
-of its own and one block at a time (`_Pool`).
+of its own and one block at a time (`_Pool`).  From a regular file, workers read their blocks
+themselves (`file_spans`): the main process sends where a block is, not its bytes.
 
 A block ends early when the input pauses (nothing more can be read without blocking): its lines
 are written out at once, so ``tail -f log | urlsan canon`` shows each line as it comes, while
@@ -26,11 +27,12 @@ import json
 import os
 import select
 import signal
+import stat
 import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from hashlib import blake2b
 from typing import IO, TYPE_CHECKING, Any, NamedTuple, cast
@@ -91,13 +93,17 @@ class OnError(Enum):
 @dataclass(frozen=True, slots=True)
 class Block:
     """Whole input lines: ``data`` (each line ends with the separator), or the command-line
-    arguments as ``texts``; ``first`` is the number of the first line.  ``pause``: the input
-    had nothing more to give at once, so everything up to here is to be written out now."""
+    arguments as ``texts``, or the lines of a file that start in a ``span`` of it (``fd,
+    start, end``), which the worker reads itself; ``first`` is the number of the first line,
+    0 when it is not known yet (the lines are numbered when the result comes back).
+    ``pause``: the input had nothing more to give at once, so everything up to here is to be
+    written out now."""
 
     data: bytes
     first: int
     pause: bool = False
     texts: tuple[str, ...] | None = None
+    span: tuple[int, int, int] | None = None
 
 
 class Entry(NamedTuple):
@@ -253,6 +259,8 @@ class Processor:
         if block.texts is not None:
             return list(block.texts), False
         data, utf8 = block.data, True
+        if block.span is not None:
+            data = read_span(*block.span, self.sep, self.max_bytes)
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
@@ -445,6 +453,7 @@ class BlockReader:
         self.parts: list[bytes | memoryview] = []  # whole lines not handed on yet
         self.held = b""  # the start of a line whose end has not been read
         self.skipping = False  # in the middle of a line too long to keep
+        self.numbered = True  # False: blocks say first=0, numbered when their results are back
 
     def __iter__(self) -> Iterator[Block]:
         read: Callable[[int], bytes] = getattr(self.stream, "read1", self.stream.read)
@@ -485,12 +494,92 @@ class BlockReader:
         data = b"".join(self.parts)
         self.parts = []
         if not self.per_line:
+            if not self.numbered:
+                yield Block(data, 0, pause)
+                return
             yield Block(data, self.number, pause)
             self.number += data.count(self.sep)
             return
         for line in data.split(self.sep)[:-1]:
             yield Block(line + self.sep, self.number, True)
             self.number += 1
+
+
+# --- spans of a file: what workers read themselves ------------------------------------------
+# Once workers run on a regular file, the main process no longer reads it: each worker reads
+# the lines that start in its span with os.pread (which moves no shared file offset).  Copying
+# every block through this process (a read, the line count, a write into a pipe) was about
+# half of its work: on 2 cores, CPU taken from the workers (bench/cli.py --scaling).
+_SPAN_READ = 64 * 1024  # bytes read at a time past a span's end, to finish its last line
+
+
+def file_spans(reader: BlockReader) -> Iterator[Block] | None:
+    """The rest of ``reader``'s input as spans of `POOL_BLOCK_BYTES`, then (if the file grew
+    meanwhile) as blocks read from where the spans ended; None when the input is not a plain
+    file that can be read that way (a pipe, gzip, the middle of an over-long line)."""
+    stream: Any = reader.stream
+    if (
+        reader.per_line
+        or reader.skipping
+        or reader.parts
+        or not isinstance(stream, io.BufferedReader)
+    ):
+        return None
+    try:
+        fd = stream.fileno()
+        is_file = stat.S_ISREG(os.fstat(fd).st_mode)
+        start = stream.tell() - len(reader.held)
+    except (OSError, ValueError):
+        return None
+    return _spans(reader, fd, start) if is_file and start > 0 else None
+
+
+def _spans(reader: BlockReader, fd: int, start: int) -> Iterator[Block]:
+    size = os.fstat(fd).st_size
+    while start < size:
+        end = min(start + POOL_BLOCK_BYTES, size)
+        yield Block(b"", 0, span=(fd, start, end))
+        reader.stream.seek(end)  # for the progress report: how far the input has gone
+        start = end
+    # Lines written to the file while the spans were read: read on, as one process would.
+    reader.stream.seek(line_start(fd, start, reader.sep))
+    rest = BlockReader(reader.stream, reader.sep, reader.max_bytes, POOL_BLOCK_BYTES)
+    rest.numbered = False
+    yield from rest
+
+
+def line_start(fd: int, offset: int, sep: bytes) -> int:
+    """Where the first line that starts at or after ``offset`` starts (the end of the file
+    when none does)."""
+    at = offset - 1
+    while chunk := os.pread(fd, _SPAN_READ, at):
+        cut = chunk.find(sep)
+        if cut >= 0:
+            return at + cut + 1
+        at += len(chunk)
+    return max(at, offset)
+
+
+def read_span(fd: int, start: int, end: int, sep: bytes, max_bytes: int) -> bytes:
+    """The lines of file ``fd`` that start in ``[start, end)``, each ending with ``sep``: the
+    last one read on past ``end`` to its end, a line too long kept as ``max_bytes + 1`` bytes
+    (as `BlockReader` keeps it)."""
+    head = os.pread(fd, end - start + 1, start - 1)
+    cut = head.find(sep)  # the line before ends here (at 0 when the span starts a line)
+    if cut < 0 or cut == len(head) - 1:
+        return b""  # the line that covers the span starts before it
+    data = [head[cut + 1 :]]
+    last = len(data[0]) - data[0].rfind(sep) - 1  # bytes of the last line read so far
+    at = start - 1 + len(head)
+    while last and last <= max_bytes and (chunk := os.pread(fd, _SPAN_READ, at)):
+        cut = chunk.find(sep)
+        data.append(chunk if cut < 0 else chunk[: cut + 1])
+        last = 0 if cut >= 0 else last + len(chunk)
+        at += len(chunk)
+    joined = b"".join(data)
+    if last > max_bytes:  # cut as BlockReader cuts it: enough to call it too long
+        joined = joined[: len(joined) - last + max_bytes + 1]
+    return joined if joined.endswith(sep) else joined + sep
 
 
 def arguments_block(urls: Iterable[str]) -> Block:
@@ -525,12 +614,31 @@ def run_blocks(
         if jobs > 1 and _workers_pay(spent, lines, read_share):
             if reader is not None and not reader.per_line:
                 reader.size = max(reader.size, POOL_BLOCK_BYTES)
-            yield from _pooled(block, blocks, processor, jobs)
+                blocks = _spans_if_worth(reader, processor) or blocks
+            yield from _numbered(_pooled(block, blocks, processor, jobs))
             return
         start = time.process_time()
         done = processor(block)
         spent += time.process_time() - start
         lines += done.lines
+        yield block, done
+
+
+def _spans_if_worth(reader: BlockReader, processor: Processor) -> Iterator[Block] | None:
+    """`file_spans` of the reader, for a forked worker (it has the file open) and an output that
+    shows no line numbers (those of a span are known only once the spans before it are done)."""
+    plain = processor.mode in (Mode.URL, Mode.JSON) and not processor.dedupe
+    return file_spans(reader) if plain and _START_METHOD == "fork" else None
+
+
+def _numbered(results: Iterator[tuple[Block, Done]]) -> Iterator[tuple[Block, Done]]:
+    """``results`` with the lines of each block numbered (`Block.first`), where they were not."""
+    number = 1
+    for block, done in results:
+        if block.first == 0:
+            block = replace(block, first=number)
+            done = done._replace(bad=[(line + number, reason) for line, reason in done.bad])
+        number = block.first + done.lines
         yield block, done
 
 
@@ -601,6 +709,7 @@ class _Pool:
         from multiprocessing.connection import wait
 
         self._wait = wait
+        _keep_freed_memory()  # before the forks: the workers inherit it
         context: Any = multiprocessing.get_context(_START_METHOD)  # fork or spawn: has Process
         self.pipes: list[Connection] = []
         self.processes: list[Any] = []
@@ -681,6 +790,27 @@ class _Pool:
             process.join()
 
 
+def _keep_freed_memory() -> None:
+    """Have glibc's malloc keep the memory of a freed block for the next one.
+
+    A block of `POOL_BLOCK_BYTES` makes buffers of about that size (its text, its output).  By
+    default glibc gives each back to the system when it is freed and the next block faults it
+    in again: 27,000 more page faults than one process, 0.1 s of CPU on 600,000 dirty lines
+    (``perf stat``, bench/cli.py's input).  Here it keeps up to 32 MiB free in each process.
+    Nothing is done without glibc (musl, macOS, Windows)."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    m_trim_threshold, m_mmap_threshold = -1, -3  # <malloc.h>
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return
+    mallopt(m_mmap_threshold, 4 << 20)  # larger buffers: mmap, and unmapped when freed
+    mallopt(m_trim_threshold, 32 << 20)  # free memory kept at the top of the heap
+
+
 def _finished(window: deque[_Task]) -> Iterator[tuple[Block, Done]]:
     """The blocks at the head of ``window`` whose results are back, in order."""
     while window and window[0].done is not None:
@@ -710,13 +840,13 @@ def _serve(pipe: Connection, processor: Processor, inherited: tuple[Connection, 
 
 
 def _send_block(pipe: Connection, block: Block) -> None:
-    pipe.send((block.first, block.pause, block.texts))
+    pipe.send((block.first, block.pause, block.texts, block.span))
     pipe.send_bytes(block.data)
 
 
 def _receive_block(pipe: Connection) -> Block:
-    first, pause, texts = pipe.recv()
-    return Block(pipe.recv_bytes(), first, pause, texts)
+    first, pause, texts, span = pipe.recv()
+    return Block(pipe.recv_bytes(), first, pause, texts, span)
 
 
 def _send_done(pipe: Connection, result: Done | BaseException) -> None:

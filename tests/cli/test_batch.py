@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import gzip
 import io
+import itertools
 import multiprocessing
 import os
 import pickle
@@ -14,10 +16,12 @@ import time
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 import pytest
 from cli_harness import URLSAN, RunUrlsan, worker_pids
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from urlsan.cli import batch
 from urlsan.cli.batch import Block, BlockReader, Mode, OnError, Processor, Progress
 from urlsan.cli.status import EXIT_BAD_LINES, EXIT_WORKER_DIED
@@ -120,6 +124,105 @@ def test_blocks_number_lines_and_end_when_full() -> None:
         (b"http://h/1\n", 2, True),
         (b"http://h/2\n", 3, True),
     ]
+
+
+def _as_read(lines: list[bytes], max_bytes: int) -> list[bytes]:
+    """Lines as the processor sees them: one longer than ``max_bytes`` is just too long (kept
+    whole or cut to ``max_bytes + 1`` bytes, depending on where the reads fell)."""
+    return [b"<too long>" if len(line) > max_bytes else line for line in lines]
+
+
+def _reader_lines(data: bytes, sep: bytes, max_bytes: int) -> list[bytes]:
+    """The lines `BlockReader` hands on for ``data``."""
+    stream = cast(IO[bytes], io.BufferedReader(io.BytesIO(data)))
+    blocks = BlockReader(stream, sep, max_bytes, size=64)
+    return _as_read([line for b in blocks for line in b.data.split(sep)[:-1]], max_bytes)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    lines=st.lists(st.sampled_from([b"", b"a", b"http://h/x", b"y" * 45, b"\xc3\xa9"])),
+    last_sep=st.booleans(),
+    sizes=st.lists(st.integers(1, 60), min_size=1, max_size=8),
+    sep=st.sampled_from([b"\n", b"\0"]),
+)
+def test_spans_read_each_line_once_as_the_reader_does(
+    tmp_path_factory: pytest.TempPathFactory,
+    lines: list[bytes],
+    last_sep: bool,
+    sizes: list[int],
+    sep: bytes,
+) -> None:
+    """Workers read a file in spans (`batch.read_span`): every line is read by exactly one
+    span, the one it starts in, as `BlockReader` reads it (an over-long line cut alike)."""
+    head = b"first" + sep  # spans start after the first block, never at 0
+    data = head + sep.join(lines) + (sep if last_sep else b"")
+    path = tmp_path_factory.mktemp("spans") / "f"
+    path.write_bytes(data)
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        got, start = [], len(head)
+        for size in itertools.cycle(sizes):
+            if start >= len(data):
+                break
+            got.append(batch.read_span(fd, start, min(start + size, len(data)), sep, 20))
+            start += size
+        assert batch.line_start(fd, len(data), sep) == len(data)  # where more would start
+    finally:
+        os.close(fd)
+    joined = b"".join(got)
+    assert joined.endswith(sep) or not joined
+    assert _as_read(joined.split(sep)[:-1], 20) == _reader_lines(data, sep, 20)[1:]
+
+
+def test_line_start_skips_to_the_next_line(tmp_path: Path) -> None:
+    path = tmp_path / "f"
+    path.write_bytes(b"ab\ncd\nef")
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        starts = [batch.line_start(fd, offset, b"\n") for offset in range(1, 9)]
+    finally:
+        os.close(fd)
+    assert starts == [3, 3, 3, 6, 6, 6, 8, 8]  # 8: the end (the last line has no newline)
+
+
+def test_spans_read_on_when_the_file_grows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lines added to the file while workers read it are read too, as one process would."""
+    monkeypatch.setattr(batch, "POOL_BLOCK_BYTES", 100)
+    path = tmp_path / "f"
+    path.write_bytes(b"".join(b"http://h/%d\n" % i for i in range(100)))
+    with path.open("rb") as stream:
+        reader = BlockReader(stream, size=64)
+        blocks = iter(reader)
+        first = next(blocks)
+        spans = batch.file_spans(reader)
+        assert spans is not None
+        taken = [next(spans) for _ in range(3)]
+        assert all(b.span is not None and b.first == 0 for b in taken)
+        with path.open("ab") as more:
+            more.write(b"http://h/new\n")
+        rest = list(spans)
+        read = first.data + b"".join(
+            batch.read_span(*b.span, b"\n", 100) if b.span else b.data for b in [*taken, *rest]
+        )
+    assert read.split(b"\n")[-3:] == [b"http://h/99", b"http://h/new", b""]
+    assert len(read.split(b"\n")) == 102
+
+
+def test_no_spans_of_a_pipe_or_gzip(tmp_path: Path) -> None:
+    read_end, write_end = os.pipe()
+    os.write(write_end, b"http://a/\n" * 20)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as stream:
+        reader = BlockReader(stream, size=64)
+        next(iter(reader))
+        assert batch.file_spans(reader) is None
+    path = tmp_path / "f.gz"
+    path.write_bytes(gzip.compress(b"http://a/\n" * 20))
+    with batch.open_input(str(path)) as stream:
+        reader = BlockReader(stream, size=64)
+        next(iter(reader))
+        assert batch.file_spans(reader) is None
 
 
 def test_a_pause_in_the_input_ends_a_block() -> None:
@@ -236,6 +339,34 @@ def test_jobs_keep_order_and_match_one_process(
     assert [x.split(":")[2] for x in plain.err.splitlines()[:2]] == ["11", "11501"]
     assert plain.lines[-1] == canonicalize(lines[-1], Policy.profile("strict")).url
     assert not multiprocessing.active_children()  # every worker ended with the run
+
+
+def test_workers_reading_spans_number_lines_as_one_process(
+    urlsan: RunUrlsan, tmp_path: Path, pool_started: list[int]
+) -> None:
+    """Once workers run on a file they read it themselves, in spans: the output, and the
+    numbers of the bad lines, as one process gives them."""
+    urls = tmp_path / "urls.txt"
+    _messy_file(urls, 12_000)
+    spans: list[bool] = []
+    saved = batch.file_spans, batch.POOL_BLOCK_BYTES
+
+    def file_spans(reader: BlockReader) -> Iterator[Block] | None:
+        found = saved[0](reader)
+        spans.append(found is not None)
+        return found
+
+    # Set by hand: the runner's monkeypatch.undo() would undo a monkeypatch made here.
+    batch.file_spans, batch.POOL_BLOCK_BYTES = file_spans, 10_000  # dozens of spans
+    try:
+        for mode in ([], ["--json"], ["--on-error", "skip"]):
+            one = urlsan("canon", "-i", str(urls), "--profile", "strict", *mode)
+            two = urlsan("canon", "-i", str(urls), "--profile", "strict", "--jobs", "2", *mode)
+            assert one == two, mode
+            assert [x.split(":")[2] for x in two.err.splitlines()[:2]] == ["11", "11501"]
+    finally:
+        batch.file_spans, batch.POOL_BLOCK_BYTES = saved
+    assert spans == [True] * 3 and pool_started == [2] * 3
 
 
 def test_jobs_stop_at_the_first_bad_line_like_one_process(
