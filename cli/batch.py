@@ -21,6 +21,7 @@ a file or a busy pipe is still read in large blocks.
 from __future__ import annotations
 
 import contextlib
+import functools
 import gzip
 import io
 import json
@@ -34,7 +35,6 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from enum import Enum
-from hashlib import blake2b
 from typing import IO, TYPE_CHECKING, Any, NamedTuple, cast
 
 if TYPE_CHECKING:  # multiprocessing itself only with --jobs: it is a tenth of the start-up
@@ -393,7 +393,15 @@ def _not_utf8(text: str) -> str | None:
 
 def digest(url: str) -> bytes:
     """The dedupe key: 16 bytes whatever the URL's length (collisions: ~2⁻⁶⁴ at 2³² URLs)."""
-    return blake2b(url.encode("utf-8", "surrogateescape"), digest_size=16).digest()
+    return _blake2b()(url.encode("utf-8", "surrogateescape"), digest_size=16).digest()
+
+
+@functools.cache
+def _blake2b() -> Any:
+    # Imported for --dedupe only: hashlib loads OpenSSL, 3.5 ms of every run's start-up.
+    from hashlib import blake2b
+
+    return blake2b
 
 
 # --- input -----------------------------------------------------------------------------------

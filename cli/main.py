@@ -17,10 +17,12 @@ Exit statuses (docs/cli.md):
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from .._about import warn_if_no_twin
 from .status import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_USAGE, UsageError
@@ -52,9 +54,44 @@ class _Version(argparse.Action):
         parser.exit()
 
 
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help formatter, which gets the terminal's width from shutil: importing it
+    (and bz2 and lzma with it) was 4 ms of every command's start-up, help or not, since
+    argparse builds a formatter for each option it adds."""
+
+    def __init__(
+        self,
+        prog: str,
+        indent_increment: int = 2,
+        max_help_position: int = 24,
+        width: int | None = None,
+    ) -> None:
+        if width is None:  # as shutil.get_terminal_size() finds it; argparse keeps 2 spare
+            width = _columns() - 2
+        super().__init__(prog, indent_increment, max_help_position, width)
+
+
+def _columns() -> int:
+    with contextlib.suppress(ValueError):
+        if int(os.environ.get("COLUMNS", "0")) > 0:
+            return int(os.environ["COLUMNS"])
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80  # type: ignore[union-attr]
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser with `_Formatter`; the subcommands' parsers are of this class too."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser of every subcommand, or of ``command`` alone when it is one of them."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="urlsan",
         description="RFC 3986 URL canonicalization: batch, audit-log reports, and a proxy.",
         epilog="Exit statuses: 0 ok, 1 --check found offenders, 2 usage, 3 bad lines, "
