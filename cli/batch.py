@@ -519,6 +519,7 @@ class BlockReader:
 # every block through this process (a read, the line count, a write into a pipe) was about
 # half of its work: on 2 cores, CPU taken from the workers (bench/cli.py --scaling).
 _SPAN_READ = 64 * 1024  # bytes read at a time past a span's end, to finish its last line
+_MIN_SPAN = 64 * 1024  # about 1,000 lines: the smallest span worth a trip to a worker
 
 
 def file_spans(reader: BlockReader) -> Iterator[Block] | None:
@@ -545,7 +546,9 @@ def file_spans(reader: BlockReader) -> Iterator[Block] | None:
 def _spans(reader: BlockReader, fd: int, start: int) -> Iterator[Block]:
     size = os.fstat(fd).st_size
     while start < size:
-        end = min(start + POOL_BLOCK_BYTES, size)
+        # Smaller near the end (a quarter of what is left), so that the workers finish at
+        # about the same time: the last span is one worker's alone.
+        end = min(start + min(POOL_BLOCK_BYTES, max((size - start) // 4, _MIN_SPAN)), size)
         yield Block(b"", 0, span=(fd, start, end))
         reader.stream.seek(end)  # for the progress report: how far the input has gone
         start = end
