@@ -11,6 +11,7 @@ import os
 import pickle
 import signal
 import subprocess
+import sys
 import threading
 import time
 import tracemalloc
@@ -367,6 +368,32 @@ def test_workers_reading_spans_number_lines_as_one_process(
     finally:
         batch.file_spans, batch.POOL_BLOCK_BYTES = saved
     assert spans == [True] * 3 and pool_started == [2] * 3
+
+
+# `urlsan canon` with workers from the second block on, in a process of its own.
+_EAGER_POOL = """
+import sys
+from urlsan.cli import batch, main
+batch.POOL_SAMPLE_SECONDS = batch.POOL_MIN_WORK_SECONDS = batch.POOL_MIN_LINE_SECONDS = 0.0
+batch.POOL_BLOCK_BYTES = 10_000
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_workers_read_a_file_given_as_standard_input(tmp_path: Path) -> None:
+    """``urlsan canon -j 2 < file``: standard input is a regular file, which the workers read
+    in spans through the descriptor they inherit (multiprocessing leaves fd 0 open)."""
+    urls = tmp_path / "urls.txt"
+    lines = _messy_file(urls, 12_000)
+    with urls.open("rb") as stdin:
+        run = subprocess.run(
+            [sys.executable, "-c", _EAGER_POOL, "canon", "-j", "2"],
+            stdin=stdin, capture_output=True, timeout=120,
+        )  # fmt: skip
+    out = run.stdout.decode().splitlines()
+    assert len(out) == len(lines) and run.returncode == EXIT_BAD_LINES
+    assert out[4] == "http://h4.example/~4/x" and out[-1] == canonicalize(lines[-1]).url
+    assert [x.split(":")[2] for x in run.stderr.decode().splitlines()[:2]] == ["11", "11501"]
 
 
 def test_jobs_stop_at_the_first_bad_line_like_one_process(
