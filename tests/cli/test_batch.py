@@ -294,6 +294,7 @@ def pool_started() -> Iterator[list[int]]:
         "POOL_SAMPLE_SECONDS",
         "POOL_MIN_WORK_SECONDS",
         "POOL_MIN_LINE_SECONDS",
+        "POOL_MIN_SPAN_LINE_SECONDS",
         "_pooled",
     )
     saved = [getattr(batch, name) for name in names]
@@ -303,7 +304,7 @@ def pool_started() -> Iterator[list[int]]:
         return saved[-1](first, blocks, processor, jobs)
 
     # Set by hand: the runner's monkeypatch.undo() would undo a monkeypatch made here.
-    for name, value in zip(names, (0.0, 0.0, 0.0, 0.0, pooled), strict=True):
+    for name, value in zip(names, (0.0, 0.0, 0.0, 0.0, 0.0, pooled), strict=True):
         setattr(batch, name, value)
     try:
         yield started
@@ -374,7 +375,8 @@ def test_workers_reading_spans_number_lines_as_one_process(
 _EAGER_POOL = """
 import sys
 from urlsan.cli import batch, main
-batch.POOL_SAMPLE_SECONDS = batch.POOL_MIN_WORK_SECONDS = batch.POOL_MIN_LINE_SECONDS = 0.0
+batch.POOL_SAMPLE_SECONDS = batch.POOL_MIN_WORK_SECONDS = 0.0
+batch.POOL_MIN_LINE_SECONDS = batch.POOL_MIN_SPAN_LINE_SECONDS = 0.0
 batch.POOL_BLOCK_BYTES = 10_000
 sys.exit(main(sys.argv[1:]))
 """
@@ -438,12 +440,13 @@ def test_cheap_lines_stay_in_one_process(
 ) -> None:
     urls = tmp_path / "urls.txt"
     _messy_file(urls, 12_000)
-    saved = batch.POOL_MIN_LINE_SECONDS
-    batch.POOL_MIN_LINE_SECONDS = 1.0  # no line takes a second: workers never pay
+    saved = batch.POOL_MIN_LINE_SECONDS, batch.POOL_MIN_SPAN_LINE_SECONDS
+    # No line takes a second: workers never pay.
+    batch.POOL_MIN_LINE_SECONDS = batch.POOL_MIN_SPAN_LINE_SECONDS = 1.0
     try:
         assert urlsan("canon", "-i", str(urls), "--jobs", "2").status == EXIT_BAD_LINES
     finally:
-        batch.POOL_MIN_LINE_SECONDS = saved
+        batch.POOL_MIN_LINE_SECONDS, batch.POOL_MIN_SPAN_LINE_SECONDS = saved
     assert pool_started == []
 
 
@@ -453,8 +456,11 @@ def test_workers_start_only_for_long_costly_inputs() -> None:
     assert not pay(0.1, 100_000, None)  # a pipe, of unknown length: not 0.2 s of work yet
     assert pay(0.3, 100_000, None)
     assert not pay(0.3, 1_000_000, None)  # 0.3 µs a line: cheaper here than sent away
-    # Clean real URLs, 0.9 µs a line: -j 2 was slower on them than -j 1 (bench/cli.py).
+    # Clean real URLs, 0.9 µs a line: -j 2 was slower on them than -j 1 (bench/cli.py), unless
+    # the workers read them from the file themselves (spans).
     assert not pay(0.9, 1_000_000, None)
+    assert pay(0.9, 1_000_000, lambda: 0.1, spans=True)
+    assert not pay(0.3, 1_000_000, lambda: 0.1, spans=True)
     assert pay(2.5, 1_000_000, None)  # dirty ones
     # A file: the work left is known from the first blocks' share of it.
     assert not pay(0.01, 3_000, lambda: 0.001)  # too small a sample to tell
