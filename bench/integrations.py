@@ -138,15 +138,17 @@ def _spark_identity(values: pa.Array) -> pa.Array:
     """An Arrow UDF with urlsan's result type that canonicalizes nothing: each URL as it is,
     unchanged, no rules.  What is left is Spark's own cost per row (Arrow out of the JVM and
     back, the Python worker), the floor under any UDF."""
-    from urlsan.spark import _ARROW_FIELDS
+    from pyspark.sql.pandas.types import to_arrow_type
+    from urlsan.spark import RESULT_TYPE
 
+    fields = list(to_arrow_type(RESULT_TYPE))  # url, changed, rules
     n = len(values)
     arrays = [
         values.cast(pa.string()),
         pa.repeat(False, n),
-        pa.array([[]] * n, _ARROW_FIELDS[2].type),
+        pa.array([[]] * n, fields[2].type),
     ]
-    return pa.StructArray.from_arrays(arrays, fields=_ARROW_FIELDS)
+    return pa.StructArray.from_arrays(arrays, fields=fields)
 
 
 def dask(urls: list[str], rounds: int) -> list[Row]:

@@ -72,7 +72,7 @@ POOL_SAMPLE_SECONDS = 0.02
 POOL_MIN_WORK_SECONDS = 0.25 if _START_METHOD == "fork" else 1.5
 POOL_AFTER_SECONDS = 0.2
 _GZIP_MAGIC = b"\x1f\x8b"
-_BLANKS = " \t\r\n\x0b\x0c"
+_BLANKS = many.BLANKS
 
 
 class Mode(Enum):

@@ -25,9 +25,12 @@ _columns_in_c = compiled.columns if _ENTRY_IN_C else None
 
 Columns = tuple[list[str | None], list[bool | None], list[list[str] | None]]
 
+# ASCII white space, as around a line of text (its newline, a CR before it, indentation).
+BLANKS = " \t\r\n\x0b\x0c"
+
 
 def urls(
-    texts: Sequence[str], policy: Policy, form: str = "auto", blanks: str = " \t"
+    texts: Sequence[str], policy: Policy, form: str = "auto", blanks: str = BLANKS
 ) -> list[str]:
     """The canonical URL of each text stripped of ``blanks``, ending before the first text that
     is blank or raises: ``len(result)`` says where, and the caller takes that text and the rest

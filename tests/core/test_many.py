@@ -65,6 +65,8 @@ def test_urls_is_the_loop(policy: Policy, form: str) -> None:
 
 def test_urls_stops_at_a_blank_line_or_a_non_str() -> None:
     assert many.urls(["/a", "\t \r", "/b"], Policy(), "auto", BLANKS) == ["/a"]
+    # By default a text line's white space goes: a CR LF line end too.
+    assert many.urls(["/a\r\n", " /b\x0c"], Policy()) == ["/a", "/b"]
     assert many.urls(["/a", None, "/b"], Policy(), "auto", BLANKS) == ["/a"]  # type: ignore[list-item]
 
 
