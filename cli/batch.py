@@ -543,7 +543,8 @@ def file_spans(reader: BlockReader) -> Iterator[Block] | None:
 
 def _regular_file(stream: IO[bytes]) -> int | None:
     """The descriptor of the regular file ``stream`` reads as it is (not gzip), or None."""
-    if not isinstance(stream, io.BufferedReader):
+    # Exactly a buffered file: a reader over a GzipFile has the compressed file's fileno() too.
+    if type(stream) is not io.BufferedReader or not isinstance(stream.raw, io.FileIO):
         return None
     try:
         fd = stream.fileno()

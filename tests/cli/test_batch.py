@@ -224,6 +224,11 @@ def test_no_spans_of_a_pipe_or_gzip(tmp_path: Path) -> None:
         reader = BlockReader(stream, size=64)
         next(iter(reader))
         assert batch.file_spans(reader) is None
+    # Buffered again, a gzip stream still answers fileno() with the compressed file's.
+    with io.BufferedReader(gzip.GzipFile(path)) as stream:  # type: ignore[arg-type]
+        reader = BlockReader(stream, size=64)
+        next(iter(reader))
+        assert batch.file_spans(reader) is None
 
 
 def test_a_pause_in_the_input_ends_a_block() -> None:
