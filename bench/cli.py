@@ -205,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="100k lines, 1M for memory")
     parser.add_argument("--scaling", action="store_true", help="only the --jobs table")
     parser.add_argument("--scaling-lines", type=int, default=600_000, help="--jobs input size")
-    parser.add_argument("--repeat", type=int, default=3, help="--jobs table: best of N runs")
+    parser.add_argument("--repeat", type=int, default=5, help="--jobs table: best of N runs")
     args = parser.parse_args(argv)
     if args.quick:
         args.lines, args.memory_lines = 100_000, 1_000_000
