@@ -229,13 +229,82 @@ def _json_encoder() -> Callable[[Any], str]:
 encode_json = _json_encoder()
 
 
+class _Unusual(Exception):
+    """A record `encode_record` leaves to `encode_json`."""
+
+
+def encode_record(record: dict[str, Any]) -> str:
+    """``encode_json(record)``, several times faster for the records `build` makes on the
+    proxy's hot path (issue #14): their keys are known, so only the values are encoded, strings
+    by the C encoder's own escaping (``ensure_ascii``).  Any other record (a cut one, a rejected
+    one, one read back from a file) is left to `encode_json`; tests hold both to the same text.
+    """
+    try:
+        return _encode_known(record)
+    except (_Unusual, KeyError, TypeError, ValueError):
+        return encode_json(record)
+
+
+def _encode_known(record: dict[str, Any]) -> str:
+    # KeyError for a missing key, _Unusual for one more, TypeError for a value that is not text
+    # where text belongs, ValueError for a number that is no int.
+    profile = record.get("profile")
+    if len(record) != (12 if profile is not None else 11):
+        raise _Unusual
+    host, after = record["host"], record["after"]
+    return (
+        f'{{"ts":{_quote(record["ts"])},"client":{_quote(record["client"])},'
+        f'"method":{_quote(record["method"])},"scheme":{_quote(record["scheme"])},'
+        f'"host":{"null" if host is None else _quote(host)},'
+        f'"http_version":{_quote(record["http_version"])},'
+        f"{'' if profile is None else _profile(profile)}"
+        f'"before":{_quote(record["before"])},'
+        f'"after":{"null" if after is None else _quote(after)},'
+        f'"action":{_quote(record["action"])},"edits":[{_edits(record["edits"])}],'
+        f'"findings":[{_findings(record["findings"])}]}}'
+    )
+
+
+_quote = json.encoder.encode_basestring_ascii
+
+
+def _profile(profile: str) -> str:
+    return f'"profile":{_quote(profile)},'
+
+
+def _edits(edits: list[dict[str, Any]]) -> str:
+    out = []
+    for e in edits:
+        if len(e) != 6:  # rule, component, start, end, before, after; not a cut edit
+            raise _Unusual
+        out.append(
+            f'{{"rule":{_quote(e["rule"])},"component":{_quote(e["component"])},'
+            f'"start":{e["start"]:d},"end":{e["end"]:d},'
+            f'"before":{_quote(e["before"])},"after":{_quote(e["after"])}}}'
+        )
+    return ",".join(out)
+
+
+def _findings(findings: list[dict[str, Any]]) -> str:
+    out = []
+    for f in findings:
+        if len(f) != 5:  # rule, component, offset, detail, occurrences
+            raise _Unusual
+        out.append(
+            f'{{"rule":{_quote(f["rule"])},"component":{_quote(f["component"])},'
+            f'"offset":{f["offset"]:d},"detail":{_quote(f["detail"])},'
+            f'"occurrences":{f["occurrences"]:d}}}'
+        )
+    return ",".join(out)
+
+
 def serialize(record: dict[str, Any], redactor: Redactor) -> bytes:
     """One audit-log line: ``record`` capped, its secrets masked, as ASCII JSON and a newline.
 
     What `AuditLog.write` appends, and what other writers (`urlsan audit -o -`) write.
     """
     record = redactor.record(limit_edits(record))
-    text = encode_json(record)
+    text = encode_record(record)
     if len(text) > MAX_TEXT:  # else no string in it can be longer (the fast path)
         limited = limit_text(record)  # escapes (\u0001) make a line longer than its strings
         if limited is not record:

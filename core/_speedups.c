@@ -1698,6 +1698,9 @@ static int entry_flags(Entry *self, PyObject *policy, int *query_rules) {
     return (int)flags;
 }
 
+static PyObject *entry_text(Entry *self, PyObject *target, PyObject *policy, PyObject *form,
+                            PyObject *host, int flags, int code, int query_rules);
+
 static PyObject *entry_call(Entry *self, PyObject *const *args, size_t nargsf,
                             PyObject *kwnames) {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf), nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
@@ -1714,8 +1717,9 @@ static PyObject *entry_call(Entry *self, PyObject *const *args, size_t nargsf,
             return entry_python(self, args, nargsf, kwnames);
         }
     }
-    if (!PyUnicode_CheckExact(target) || Py_TYPE(policy) != (PyTypeObject *)self->policy_type ||
-        !PyUnicode_Check(form) || !ready)
+    int text = PyUnicode_CheckExact(target);
+    if (!(text || PyBytes_CheckExact(target)) ||
+        Py_TYPE(policy) != (PyTypeObject *)self->policy_type || !PyUnicode_Check(form) || !ready)
         return entry_python(self, args, nargsf, kwnames);
     /* compiled.twin = None sets the twin aside (bench/core.py's pure-Python column does) */
     PyObject *on = PyDict_GetItemWithError(self->switch_dict, twin_key);
@@ -1723,13 +1727,28 @@ static PyObject *entry_call(Entry *self, PyObject *const *args, size_t nargsf,
         if (PyErr_Occurred()) return NULL;
         return entry_python(self, args, nargsf, kwnames);
     }
-#if PY_VERSION_HEX < 0x030C0000
-    if (PyUnicode_READY(target) < 0) return NULL;
-#endif
     int query_rules, flags = entry_flags(self, policy, &query_rules);
     if (flags == -2) return NULL;
     int code = form_code(form);
     if (flags < 0 || code == FORM_OTHER) return entry_python(self, args, nargsf, kwnames);
+    if (text) {
+#if PY_VERSION_HEX < 0x030C0000
+        if (PyUnicode_READY(target) < 0) return NULL;
+#endif
+        return entry_text(self, target, policy, form, host, flags, code, query_rules);
+    }
+    /* canonical._text: the bytes a proxy holds, as text whose offsets the edits count in */
+    PyObject *decoded = PyUnicode_DecodeUTF8(PyBytes_AS_STRING(target),
+                                             PyBytes_GET_SIZE(target), "surrogateescape");
+    if (!decoded) return NULL;
+    PyObject *result = entry_text(self, decoded, policy, form, host, flags, code, query_rules);
+    Py_DECREF(decoded);
+    return result;
+}
+
+/* entry_call for a str target the twin may serve, with the policy's switches. */
+static PyObject *entry_text(Entry *self, PyObject *target, PyObject *policy, PyObject *form,
+                            PyObject *host, int flags, int code, int query_rules) {
     PyObject *result = twin_run(target, flags, code);
     if (result == Py_None) {
         Py_DECREF(result);

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from hypothesis import example, given
+from hypothesis import strategies as st
 from urlsan.audit import record
 from urlsan.audit.redact import DEFAULT_REDACT, Redactor
 from urlsan.core import Edit, Finding, Policy, Result, canonicalize
@@ -97,3 +99,49 @@ def test_encode_json_is_compact_ascii_json() -> None:
     line = record.encode_json(value)
     assert line == json.dumps(value, separators=(",", ":")) and line.isascii()
     assert json.loads(line) == value
+
+
+PIECES = ["\udcff", "\x01", '"', "\\", "é", "%", "%2f", "%00", "/../", "?a=%41", "#x"]
+TEXT = st.lists(st.characters(codec="utf-8").map(str) | st.sampled_from(PIECES), max_size=20).map(
+    "".join
+)
+
+
+@given(
+    target=TEXT,
+    profile=st.sampled_from([None, "rfc3986", "crawler"]),
+    host=st.one_of(st.none(), TEXT),
+    action=st.sampled_from(record.ACTIONS),
+    fields=st.dictionaries(st.sampled_from(["ts", "client", "method", "http_version"]), TEXT),
+    refused=st.booleans(),
+)
+@example(target="/a%2fb/%00", profile="rfc3986", host="h", action="rewritten", fields={},
+         refused=False)  # fmt: skip
+@example(target="/" + "é" * 9000, profile=None, host=None, action="rewritten", fields={},
+         refused=False)  # fmt: skip
+def test_encode_record_writes_what_encode_json_writes(
+    target: str,
+    profile: str | None,
+    host: str | None,
+    action: str,
+    fields: dict[str, str],
+    refused: bool,
+) -> None:
+    # The hot path's encoder for the records build() makes, and whatever else reaches it (a
+    # refused record's reason, a cut one, edits capped): the same line as the C JSON encoder.
+    result = canonicalize(target)
+    extra: dict[str, Any] = (
+        {"reason": "no", "rejected_by": "strict", "after": None} if refused else {}
+    )
+    rec = build(result, profile=profile, host=host, action=action, **fields, **extra)
+    for shape in (rec, record.limit_text(record.limit_edits(rec))):
+        assert record.encode_record(shape) == record.encode_json(shape)
+
+
+def test_encode_record_leaves_other_values_to_encode_json() -> None:
+    rec = build(canonicalize("/%7e"), profile="rfc3986")
+    for key, value in (("ts", 1.5), ("host", 7), ("edits", [{"start": True}]), ("x", 1)):
+        odd = {**rec, key: value}
+        assert record.encode_record(odd) == record.encode_json(odd)
+    odd = {**rec, "edits": [{**rec["edits"][0], "start": 1.0}]}  # a number that is no int
+    assert record.encode_record(odd) == record.encode_json(odd)
