@@ -180,6 +180,8 @@ class Outcome(NamedTuple):
         ``before`` and ``after`` cut to `MAX_TEXT` characters (``"truncated": true``), since a
         megabyte target must not be held two or three times over by every flow mitmproxy keeps.
         """
+        if self.action == "unchanged" and not self.findings:
+            return audit_record.unchanged(self.target.input)
         return audit_record.facts(
             before=self.target.input,
             after=self.after,
@@ -520,9 +522,11 @@ class UrlSanitizer:
             action = "redirected"
         else:
             action = "rewritten"
-        return Outcome(
-            action, target, host, authority, edits, total, rules, target.findings, host_header
-        )
+        return _new(
+            Outcome,
+            (action, target, host, authority, edits, total, rules, target.findings, host_header,
+             "", ""),
+        )  # fmt: skip
 
     def _refused(
         self,
@@ -579,10 +583,11 @@ class UrlSanitizer:
                 request.data.authority = outcome.authority.encode("ascii")
         if action != "unchanged":
             if outcome.rejected_by:
-                names = [outcome.rejected_by]
+                note = f"urlsan {action}: {outcome.rejected_by}"
+            elif outcome.rules:
+                note = _note(action, outcome.rules)
             else:
-                names = sorted(outcome.rules) or [f.rule for f in outcome.findings]
-            note = f"urlsan {action}: {', '.join(names)}"
+                note = f"urlsan {action}: {', '.join(f.rule for f in outcome.findings)}"
             flow.comment = f"{flow.comment}\n{note}" if flow.comment else note
             if not flow.marked:
                 flow.marked = _MARKS.get(action, ":wrench:")
@@ -635,6 +640,15 @@ class UrlSanitizer:
             self.log.close()
             self.log = None
         logger.info(self.summary())
+
+
+_new = tuple.__new__  # a NamedTuple without its __new__'s Python frame, on every request
+
+
+@functools.lru_cache(maxsize=256)
+def _note(action: str, rules: frozenset[str]) -> str:
+    """The flow's comment for an action and the rules that made it; a proxy sees few pairs."""
+    return f"urlsan {action}: {', '.join(sorted(rules))}"
 
 
 def _wire(target: Checked) -> bytes:

@@ -140,17 +140,24 @@ def check_target(
             raise ValueError(f"canonical target is not wire-safe: {wire[:200]!r}")
         url = url[:limit]
         kept = tuple(_cut(e, limit) for e in kept)
-    return Checked(
-        result.input if limit is None else result.input[:limit],
-        url,
-        changed,
-        kept,
-        len(edits),
-        edit_rules(edits),
-        result.findings,
-        None,
-        wire,
+    # tuple.__new__: a NamedTuple's own __new__ is a Python frame, on every request
+    return _new(
+        Checked,
+        (
+            result.input if limit is None else result.input[:limit],
+            url,
+            changed,
+            kept,
+            len(edits),
+            edit_rules(edits) if edits else _NO_RULES,
+            result.findings,
+            None,
+            wire,
+        ),
     )
+
+
+_new = tuple.__new__
 
 
 _NO_RULES: frozenset[str] = frozenset()

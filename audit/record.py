@@ -125,12 +125,12 @@ def facts(
     """
     out: dict[str, Any] = {"before": before, "after": after, "action": action}
     # Only the kept edits become dicts: a 100 KB target can carry 100,000 of them.
-    kept = edits[:MAX_EDITS]
-    out["edits"] = [_edit_dict(e) for e in kept]
+    kept = edits if len(edits) <= MAX_EDITS else edits[:MAX_EDITS]
+    out["edits"] = _edit_dicts(kept) if kept else []
     total = len(edits) if edits_total is None else max(edits_total, len(edits))
     if total > len(kept):
         out["edits_truncated"] = total - len(kept)
-    out["findings"] = [_finding_dict(f) for f in findings]
+    out["findings"] = [_finding_dict(f) for f in findings] if findings else []
     if reason:
         out["reason"] = reason
     if rejected_by:
@@ -140,6 +140,14 @@ def facts(
         out["after"] = None if after is None else after[:MAX_TEXT]
         out["truncated"] = True
     return out
+
+
+def unchanged(target: str) -> dict[str, Any]:
+    """``facts`` of a target urlsan left as it was and found nothing in: most requests, so it
+    is built without `facts`'s work."""
+    if len(target) > MAX_TEXT:
+        return facts(before=target, after=target, action="unchanged", edits=(), findings=())
+    return {"before": target, "after": target, "action": "unchanged", "edits": [], "findings": []}
 
 
 def build(
@@ -171,29 +179,35 @@ def build(
     }  # fmt: skip
 
 
-def _edit_dict(e: Edit) -> dict[str, Any]:
-    """``e.as_dict()``, built as a literal: twice as fast, and done for every edit logged.
+def _edit_dicts(edits: Sequence[Edit]) -> list[dict[str, Any]]:
+    """``[e.as_dict() for e in edits]``, each built as a literal: three times as fast, and done
+    for every edit logged."""
+    return [
+        {
+            "rule": e.rule,
+            "component": e.component,
+            "start": e.start,
+            "end": e.end,
+            "before": e.before,
+            "after": e.after,
+        }
+        if len(e.before) <= MAX_TEXT >= len(e.after)
+        else _cut_edit_dict(e)
+        for e in edits
+    ]
 
-    An edit core folded (thousands of rewrites in one component) can span the whole target:
+
+def _cut_edit_dict(e: Edit) -> dict[str, Any]:
+    """An edit core folded (thousands of rewrites in one component) can span the whole target:
     its texts are cut to `MAX_TEXT` too, and it is marked ``truncated``."""
-    before, after = e.before, e.after
-    if len(before) > MAX_TEXT or len(after) > MAX_TEXT:
-        return {
-            "rule": e.rule, "component": e.component, "start": e.start, "end": e.end,
-            "before": before[:MAX_TEXT], "after": after[:MAX_TEXT], "truncated": True,
-        }  # fmt: skip
     return {
-        "rule": e.rule,
-        "component": e.component,
-        "start": e.start,
-        "end": e.end,
-        "before": before,
-        "after": after,
-    }
+        "rule": e.rule, "component": e.component, "start": e.start, "end": e.end,
+        "before": e.before[:MAX_TEXT], "after": e.after[:MAX_TEXT], "truncated": True,
+    }  # fmt: skip
 
 
 def _finding_dict(f: Finding) -> dict[str, Any]:
-    """``f.as_dict()``, built as a literal, like `_edit_dict`."""
+    """``f.as_dict()``, built as a literal, like `_edit_dicts`."""
     return {
         "rule": f.rule,
         "component": f.component,

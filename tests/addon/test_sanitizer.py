@@ -754,11 +754,15 @@ class TestRejectedRecords:
         assert [x["rule"] for x in facts["findings"]] == ["escaped-slash"]
 
     def test_edit_dicts_match_core(self) -> None:
-        from urlsan.audit.record import _edit_dict
+        from urlsan.audit.record import MAX_TEXT, _edit_dicts
         from urlsan.core import Edit
 
         e = Edit("rule", "path", 1, 2, "a", "b")
-        assert _edit_dict(e) == e.as_dict()
+        long = Edit("rule", "path", 0, MAX_TEXT + 1, "a" * (MAX_TEXT + 1), "b")
+        assert _edit_dicts([e, long]) == [
+            e.as_dict(),
+            {**long.as_dict(), "before": "a" * MAX_TEXT, "truncated": True},
+        ]
 
 
 @pytest.mark.parametrize(

@@ -145,3 +145,10 @@ def test_encode_record_leaves_other_values_to_encode_json() -> None:
         assert record.encode_record(odd) == record.encode_json(odd)
     odd = {**rec, "edits": [{**rec["edits"][0], "start": 1.0}]}  # a number that is no int
     assert record.encode_record(odd) == record.encode_json(odd)
+
+
+@given(target=TEXT)
+@example(target="/" + "a" * (record.MAX_TEXT + 1))
+def test_unchanged_facts_are_the_facts_of_an_unchanged_target(target: str) -> None:
+    full = record.facts(before=target, after=target, action="unchanged", edits=(), findings=())
+    assert record.unchanged(target) == full
