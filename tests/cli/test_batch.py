@@ -231,6 +231,16 @@ def test_no_spans_of_a_pipe_or_gzip(tmp_path: Path) -> None:
         assert batch.file_spans(reader) is None
 
 
+def test_closing_a_gzip_input_closes_its_file(tmp_path: Path) -> None:
+    path = tmp_path / "f.gz"
+    path.write_bytes(gzip.compress(b"http://a/\n"))
+    stream = batch.open_input(str(path))
+    compressed = cast(gzip.GzipFile, stream).fileobj
+    assert stream.read() == b"http://a/\n" and compressed is not None
+    stream.close()
+    assert compressed.closed  # not left open until the process ends
+
+
 def test_a_pause_in_the_input_ends_a_block() -> None:
     read_end, write_end = os.pipe()
     with os.fdopen(read_end, "rb") as stream:
