@@ -622,30 +622,11 @@ static int escape_trick(State *st, Py_ssize_t i, Py_ssize_t e, int *rule) {
     return 6;
 }
 
-/* findings.escapes on target[s:e]: the escape tricks, left to right and not overlapping (as
- * re.finditer finds them), then overlong UTF-8 as raw surrogateescape'd bytes. */
-static void escape_findings(State *st, int component, Py_ssize_t s, Py_ssize_t e) {
-    int raw = 0;
-    if (st->s1) { /* no surrogates: the escapes alone, from one "%" to the next */
-        for (Py_ssize_t i = find(st, '%', s, e); i >= 0; i = find(st, '%', i, e)) {
-            int rule, n = escape_trick(st, i, e, &rule);
-            if (n) add_finding(st, rule, component, i, i, i + n);
-            i += n ? n : 1;
-        }
-        return;
-    }
-    for (Py_ssize_t i = s; i < e;) {
-        Py_UCS4 c = CH(st, i);
-        int rule, n = c == '%' ? escape_trick(st, i, e, &rule) : 0;
-        raw |= c == 0xDCC0 || c == 0xDCC1;
-        if (n) {
-            add_finding(st, rule, component, i, i, i + n);
-            i += n;
-        } else {
-            i++;
-        }
-    }
-    for (Py_ssize_t i = s; raw && i + 1 < e; i++) {
+/* findings.escapes' second half on target[s:e], for a str wider than 1 byte: overlong UTF-8
+ * as raw surrogateescape'd bytes (RFC 3629 §10), after the escape tricks (which scan_chars finds
+ * as it meets each "%"). */
+static void raw_overlong_findings(State *st, int component, Py_ssize_t s, Py_ssize_t e) {
+    for (Py_ssize_t i = s; i + 1 < e; i++) {
         Py_UCS4 c = CH(st, i), next = CH(st, i + 1);
         if ((c == 0xDCC0 || c == 0xDCC1) && next >= 0xDC80 && next <= 0xDCBF) {
             add_finding(st, F_OVERLONG, component, i, i, i + 2);
@@ -688,8 +669,11 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
     const unsigned char *unres = (st->flags & FL_UNRESERVED_2396) ? unreserved_2396 : unreserved;
     int decode = st->flags & FL_DECODE, upper = st->flags & FL_UPPER;
     int slash_rules = st->flags & FL_SLASH_RULES;
-    /* findings.escapes: the path's come with findings.path, a zone ID has none */
-    if (component != C_PATH && component != C_HOST) escape_findings(st, component, s, e);
+    /* findings.escapes (a host has none: a zone ID's escapes are its own), found here as this
+     * pass meets each "%", every one of them: left to right and not overlapping, as
+     * re.finditer finds them, so that none starts before trick_end. */
+    int tricks = component != C_HOST;
+    Py_ssize_t trick_end = s;
     if (buf_reserve(out, e - s) < 0) return FAIL;
     const Py_UCS1 *s1 = st->s1;
     for (Py_ssize_t i = s; i < e; i++) {
@@ -713,6 +697,11 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
         }
         char enc[12];
         if (c == '%') {
+            int rule, n = tricks && i >= trick_end ? escape_trick(st, i, e, &rule) : 0;
+            if (n) {
+                add_finding(st, rule, component, i, i, i + n);
+                trick_end = i + n;
+            }
             int hi = i + 2 < e ? hexval(CH(st, i + 1)) : -1;
             int lo = hi >= 0 ? hexval(CH(st, i + 2)) : -1;
             if (lo < 0) {
@@ -798,6 +787,7 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
             buf_put(out, enc, 3 * n) < 0)
             return FAIL;
     }
+    if (tricks && !s1) raw_overlong_findings(st, component, s, e); /* a 1-byte str has none */
     return OK;
 }
 
@@ -842,24 +832,69 @@ static int dots(State *st, Py_ssize_t s, Py_ssize_t e, int *escaped) {
     return n;
 }
 
-/* findings.path on an absolute path, then findings.escapes on it: escaped slashes, the first
- * backslash, dot segments raw or escaped (counting how far ".." climbs), "..;" parameters. */
-static void path_findings(State *st, Py_ssize_t s, Py_ssize_t e) {
-    Py_ssize_t backslash = find(st, '\\', s, e), percent = find(st, '%', s, e);
-    /* Every finding of the segment walk below is about a segment that starts with "." or "%2E"
-     * (".", "..", "..;"): without one, the walk is skipped. */
-    int dotted = 0;
-    for (Py_ssize_t i = find(st, '.', s, e); i >= 0 && !dotted; i = find(st, '.', i + 1, e))
-        dotted = i == s || CH(st, i - 1) == '/';
-    for (Py_ssize_t i = percent; i >= 0 && i + 2 < e; i = find(st, '%', i + 1, e)) {
-        Py_UCS4 hi = CH(st, i + 1), lo = CH(st, i + 2) | 0x20;
-        dotted |= hi == '2' && lo == 'e' && (i == s || CH(st, i - 1) == '/');
-        if ((hi == '2' && lo == 'f') || (hi == '5' && lo == 'c')) {
-            add_finding(st, F_ESCAPED_SLASH, C_PATH, i, i, i + 3);
-            i += 2;
+/* What one pass over the path finds, from target[s] on: where it ends (RFC 3986 §3.3: at the
+ * first "?" or "#"), and what findings.path reports that the segment walk does not. */
+typedef struct {
+    Py_ssize_t end;
+    Py_ssize_t backslash;     /* the first "\\", or -1 */
+    Py_ssize_t escaped_slash; /* the first "%2F" or "%5C" (either case), or -1 */
+    Py_ssize_t slashes;       /* how many of those */
+    int dotted;               /* some segment starts with "." or "%2E": the walk's findings */
+} PathMarks;
+
+/* The characters path_marks stops at: all others are skipped in a tight loop. */
+enum { PM_END = 1, PM_PERCENT, PM_DOT, PM_BACKSLASH };
+static const unsigned char PATH_MARK[256] = {
+    ['?'] = PM_END, ['#'] = PM_END, ['%'] = PM_PERCENT, ['.'] = PM_DOT, ['\\'] = PM_BACKSLASH,
+};
+
+static void path_marks(State *st, Py_ssize_t s, PathMarks *m) {
+    const Py_UCS1 *s1 = st->s1;
+    Py_ssize_t len = st->len, i = s;
+    m->backslash = m->escaped_slash = -1;
+    m->slashes = 0;
+    m->dotted = 0;
+    for (;; i++) {
+        Py_UCS4 c;
+        if (s1) {
+            while (i < len && !PATH_MARK[s1[i]]) i++;
+        } else {
+            while (i < len && ((c = CH(st, i)) >= 256 || !PATH_MARK[c])) i++;
+        }
+        if (i >= len) break;
+        c = CH(st, i);
+        if (PATH_MARK[c] == PM_END) break;
+        int starts = i == s || CH(st, i - 1) == '/'; /* a segment */
+        if (c == '.') {
+            m->dotted |= starts;
+        } else if (c == '\\') {
+            if (m->backslash < 0) m->backslash = i;
+        } else if (i + 2 < len) { /* "%": two more characters, neither "?" nor "#" if a match */
+            Py_UCS4 hi = CH(st, i + 1), lo = CH(st, i + 2) | 0x20;
+            m->dotted |= starts && hi == '2' && lo == 'e';
+            if ((hi == '2' && lo == 'f') || (hi == '5' && lo == 'c')) {
+                if (m->escaped_slash < 0) m->escaped_slash = i;
+                m->slashes++;
+            }
         }
     }
-    if (backslash >= 0) add_finding(st, F_BACKSLASH, C_PATH, backslash, backslash, backslash + 1);
+    m->end = i;
+}
+
+/* findings.path on an absolute path target[s:e] (findings.escapes come with the character
+ * rules): escaped slashes, the first backslash, dot segments raw or escaped (counting how far
+ * ".." climbs), "..;" parameters. */
+static void path_findings(State *st, Py_ssize_t s, Py_ssize_t e, const PathMarks *m) {
+    if (m->escaped_slash >= 0) {
+        Py_ssize_t at = m->escaped_slash;
+        FindRec *f = add_finding(st, F_ESCAPED_SLASH, C_PATH, at, at, at + 3);
+        if (f) f->count = m->slashes; /* the path's first finding: always a new one */
+    }
+    if (m->backslash >= 0)
+        add_finding(st, F_BACKSLASH, C_PATH, m->backslash, m->backslash, m->backslash + 1);
+    /* Every finding of the segment walk below is about a segment that starts with "." or "%2E"
+     * (".", "..", "..;"): without one, the walk is skipped. */
+    int dotted = m->dotted;
     if (dotted) {
         Py_ssize_t depth = 0, seg = s;
         for (Py_ssize_t i = 0; seg <= e; i++) {
@@ -885,7 +920,6 @@ static void path_findings(State *st, Py_ssize_t s, Py_ssize_t e) {
             seg = end + 1;
         }
     }
-    escape_findings(st, C_PATH, s, e);
 }
 
 static int buf_is_dots(const char *p, Py_ssize_t n) {
@@ -1480,15 +1514,16 @@ static int step_authority(State *st) {
 /* RFC 3986 §3.3 path: the character rules, merge-slashes (refused), remove-dot-segments
  * (§5.2.4), empty-path (§6.2.3). */
 static int step_path(State *st) {
-    Py_ssize_t ps = st->pos, pe = ps, len = st->len;
+    Py_ssize_t ps = st->pos, pe = ps;
     Buf *out = &st->out, resolved = {0};
-    Py_ssize_t hash = find(st, '#', ps, len), qmark = find(st, '?', ps, hash < 0 ? len : hash);
-    pe = qmark >= 0 ? qmark : hash >= 0 ? hash : len;
+    PathMarks marks;
+    path_marks(st, ps, &marks);
+    pe = marks.end;
     /* reject-escaped-slash refuses a raw "\\" before the character rules run (a strict
      * policy's repairs among them): the reference's to raise */
-    if ((st->flags & FL_SLASH_RULES) && find(st, '\\', ps, pe) >= 0)
+    if ((st->flags & FL_SLASH_RULES) && marks.backslash >= 0)
         return decline(st, "backslash, with a rule on them");
-    path_findings(st, ps, pe);
+    path_findings(st, ps, pe, &marks);
     Py_ssize_t base = out->n; /* the path is written straight to the output, from here */
     int rc = scan(st, C_PATH, ps, pe, out);
     if (rc != OK) return rc;
@@ -1499,7 +1534,9 @@ static int step_path(State *st) {
         for (Py_ssize_t k = 1; k < n; k++)
             if (path[k] == '/' && path[k - 1] == '/') return decline(st, "merge-slashes on '//'");
     }
-    if ((st->flags & FL_DOTS) && n && has_dot_segments(path, n)) {
+    /* a dot segment of the output starts with a "." of the input or a decoded "%2E" (the only
+     * "/" of the output are the input's own): none without marks.dotted */
+    if ((st->flags & FL_DOTS) && marks.dotted && has_dot_segments(path, n)) {
         rc = FAIL;
         if (remove_dot_segments(path, n, &resolved) < 0) goto done;
         if (st->origin && resolved.n > 1 && resolved.p[1] == '/') {

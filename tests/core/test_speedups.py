@@ -323,6 +323,9 @@ def test_twin_matches_reference_on_any_text(target: str) -> None:
 @example(target="/a/./b/../%41%7e%7E%zz%%41?é#\udcff")
 @example(target="wss://H:00443")
 @example(target="http://h/..;/a/../../b")
+# escape tricks that overlap ("%C0%AF" holds a second "%"), escaped slashes counted, per component
+@example(target="http://u%2541@h/%c0%af%25%2541%2f%2F%5c/%2e./a\\b?%C0%80%u0041#%e0%80%af%00")
+@example(target="/\udcc0\udc80%c0%af%0a?\udcc1\udcbf%0D%c1%bf#%F0%8a%%25")
 def test_twin_matches_reference_on_url_shaped_text(target: str) -> None:
     check_everywhere(target)
 
