@@ -403,7 +403,7 @@ static Pool result_pool = {.size = 2};
 
 static PyObject *pooled(Pool *pool, PyObject *type, Py_ssize_t n, PyObject **items) {
     PyObject **slot = &pool->slot[pool->next];
-    pool->next = (pool->next + 1) % pool->size;
+    pool->next = pool->next + 1 == pool->size ? 0 : pool->next + 1; /* no division */
     PyObject *o = *slot;
     if (o && Py_REFCNT(o) == 1 && Py_TYPE(o) == (PyTypeObject *)type) {
         for (Py_ssize_t i = 0; i < n; i++) {
@@ -485,6 +485,8 @@ static PyObject *input_str(PyObject *target, int kind, const void *data, Py_ssiz
             return Py_XNewRef(*slot);
         }
     }
+    if (PyUnicode_IS_ASCII(target)) /* most targets: no widest character to look for */
+        return ascii_str((const char *)data + s, e - s);
     return PyUnicode_Substring(target, s, e);
 }
 
@@ -929,9 +931,9 @@ static int buf_is_dots(const char *p, Py_ssize_t n) {
 /* rules.remove_dot_segments on path[0:n] (which starts with "/"), into out.  Linear: the kept
  * segments are a stack of offsets into path. */
 static int remove_dot_segments(const char *path, Py_ssize_t n, Buf *out) {
-    Py_ssize_t nseg = 1;
+    Py_ssize_t nseg = 1, kept_here[2 * 32];
     for (Py_ssize_t i = 1; i < n; i++) nseg += path[i] == '/';
-    Py_ssize_t *kept = PyMem_Malloc((size_t)nseg * 2 * sizeof(Py_ssize_t));
+    Py_ssize_t *kept = nseg <= 32 ? kept_here : PyMem_Malloc((size_t)nseg * 2 * sizeof(Py_ssize_t));
     if (!kept) { PyErr_NoMemory(); return -1; }
     Py_ssize_t top = 0, seg = 1;
     while (seg <= n) {
@@ -953,7 +955,7 @@ static int remove_dot_segments(const char *path, Py_ssize_t n, Buf *out) {
         if (k) rc = buf_putc(out, '/');
         if (rc == 0) rc = buf_put(out, path + kept[2 * k], kept[2 * k + 1] - kept[2 * k]);
     }
-    PyMem_Free(kept);
+    if (kept != kept_here) PyMem_Free(kept);
     return rc;
 }
 
@@ -1456,32 +1458,52 @@ static int step_port(State *st, Py_ssize_t colon, Py_ssize_t pe) {
     return OK;
 }
 
+/* The characters authority_marks stops at: all others are skipped in a tight loop. */
+enum { AM_END = 1, AM_AT, AM_COLON };
+static const unsigned char AUTHORITY_MARK[256] = {
+    ['/'] = AM_END, ['?'] = AM_END, ['#'] = AM_END, ['@'] = AM_AT, [':'] = AM_COLON,
+};
+
+/* One pass over the authority from target[as] on: where it ends (RFC 3986 §3.2: at the first
+ * "/", "?" or "#"; an authority-form target is all authority), its last "@" (§3.2.1: the last
+ * one ends the userinfo, as split_authority splits it) and its first and last ":" (or -1). */
+static Py_ssize_t authority_marks(State *st, Py_ssize_t as, Py_ssize_t *at, Py_ssize_t *colon1,
+                                  Py_ssize_t *colon) {
+    const Py_UCS1 *s1 = st->s1;
+    Py_ssize_t len = st->len, i = as;
+    *at = *colon1 = *colon = -1;
+    for (;; i++) {
+        Py_UCS4 c;
+        if (s1) {
+            while (i < len && !AUTHORITY_MARK[s1[i]]) i++;
+        } else {
+            while (i < len && ((c = CH(st, i)) >= 256 || !AUTHORITY_MARK[c])) i++;
+        }
+        if (i >= len) break;
+        int mark = AUTHORITY_MARK[CH(st, i)];
+        if (mark == AM_END) {
+            if (!st->authority) break;
+        } else if (mark == AM_AT) {
+            *at = i;
+        } else {
+            if (*colon1 < 0) *colon1 = i;
+            *colon = i;
+        }
+    }
+    return i;
+}
+
 /* RFC 3986 §3.2 authority = [ userinfo "@" ] host [ ":" port ], split as split_authority
  * splits it: userinfo to the last "@", a port of digits after the last ":" outside an
  * IP-literal.  An authority-form target (RFC 9112 §3.2.3) is all authority. */
 static int step_authority(State *st) {
-    Py_ssize_t as = st->pos, ae = as, len = st->len, at = -1;
+    Py_ssize_t as = st->pos, at, colon1, colon;
+    Py_ssize_t ae = authority_marks(st, as, &at, &colon1, &colon);
     Buf *out = &st->out;
-    const Py_UCS1 *s1 = st->s1;
-    if (st->authority) {
-        ae = len;
-    } else if (s1) { /* the first "/", "?" or "#" ends it: memchr each, in the shrinking span */
-        const Py_UCS1 *p = s1 + as, *q;
-        size_t n = (size_t)(len - as);
-        if ((q = memchr(p, '/', n))) n = (size_t)(q - p);
-        if ((q = memchr(p, '?', n))) n = (size_t)(q - p);
-        if ((q = memchr(p, '#', n))) n = (size_t)(q - p);
-        ae = as + (Py_ssize_t)n;
-    } else {
-        for (Py_UCS4 c; ae < len && (c = CH(st, ae)) != '/' && c != '?' && c != '#';) ae++;
-    }
-    if (find(st, '@', as, ae) >= 0) { /* the last "@" (RFC 3986 §3.2.1: "@" ends userinfo) */
-        for (at = ae - 1; CH(st, at) != '@';) at--;
-    }
     st->pos = ae;
     Py_ssize_t hs = as;
     if (at >= 0) { /* findings.userinfo, then the character rules (findings.escapes with them) */
-        PyObject *kind = find(st, ':', as, at) >= 0 ? password_str : user_str;
+        PyObject *kind = colon1 >= 0 && colon1 < at ? password_str : user_str;
         if (add_finding_obj(st, F_USERINFO, C_USERINFO, as, Py_NewRef(kind)) < 0) return FAIL;
         int rc = scan(st, C_USERINFO, as, at, out);
         if (rc != OK) return rc;
@@ -1490,16 +1512,8 @@ static int step_authority(State *st) {
     }
     int literal = hs < ae && CH(st, hs) == '[';
     if (literal && find(st, ']', hs, ae) < 0) return decline(st, "IP literal never closed");
-    Py_ssize_t colon = -1, he = ae;
-    if (s1) {
-        for (Py_ssize_t k = ae - 1; k >= hs; k--) {
-            if (s1[k] == ':') { colon = k; break; }
-        }
-    } else {
-        for (Py_ssize_t k = ae - 1; k >= hs; k--) {
-            if (CH(st, k) == ':') { colon = k; break; }
-        }
-    }
+    Py_ssize_t he = ae;
+    if (colon < hs) colon = -1; /* the last ":" was the userinfo's */
     if (colon >= 0) { /* a port: digits, or nothing */
         he = colon;
         for (Py_ssize_t k = colon + 1; k < ae; k++)
@@ -1515,7 +1529,8 @@ static int step_authority(State *st) {
  * (§5.2.4), empty-path (§6.2.3). */
 static int step_path(State *st) {
     Py_ssize_t ps = st->pos, pe = ps;
-    Buf *out = &st->out, resolved = {0};
+    char resolved_here[256]; /* most paths: no allocation */
+    Buf *out = &st->out, resolved = {resolved_here, 0, sizeof resolved_here, resolved_here};
     PathMarks marks;
     path_marks(st, ps, &marks);
     pe = marks.end;
