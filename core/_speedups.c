@@ -1708,6 +1708,8 @@ typedef struct {
     PyObject *derive;        /* accel.derived: (twin flags, query rules, ...) */
     PyObject *default_policy, *policy_type;
     PyObject *switch_dict;   /* compiled.py's globals: its "twin" set to None turns this off */
+    uint64_t switch_seen;    /* switch_dict's version when switch_on was read (switch_version) */
+    int switch_on;
     struct {
         PyObject *policy;
         int flags, query_rules;
@@ -1718,6 +1720,54 @@ typedef struct {
 static PyObject *entry_python(Entry *self, PyObject *const *args, size_t nargsf,
                               PyObject *kwnames) {
     return PyObject_Vectorcall(self->python, args, nargsf, kwnames);
+}
+
+/* compiled.twin = None sets the twin aside (bench/core.py's pure-Python column does).  Looking
+ * "twin" up in compiled.py's globals on every call cost a dict lookup per URL; it is looked up
+ * again only when those globals changed, which their version says: up to Python 3.11 the dict's
+ * own version tag (PEP 509, changed by every write), from 3.12 on (where that tag is deprecated)
+ * a count of the writes that a dict watcher sees. */
+#if PY_VERSION_HEX >= 0x030C0000
+static int switch_watcher = -1;
+static uint64_t switch_writes = 1; /* 0: an Entry that never read its switch */
+
+static int switch_written(PyDict_WatchEvent event, PyObject *dict, PyObject *key,
+                          PyObject *value) {
+    (void)event, (void)dict, (void)key, (void)value;
+    switch_writes++; /* called before the write: the next call reads the switch again */
+    return 0;
+}
+
+static uint64_t switch_version(PyObject *dict) {
+    (void)dict;
+    return switch_writes;
+}
+
+static int switch_watch(PyObject *dict) {
+    if (switch_watcher < 0 && (switch_watcher = PyDict_AddWatcher(switch_written)) < 0) return -1;
+    return PyDict_Watch(switch_watcher, dict);
+}
+#else
+static uint64_t switch_version(PyObject *dict) {
+    return ((PyDictObject *)dict)->ma_version_tag; /* never 0: dicts start at a fresh tag */
+}
+
+static int switch_watch(PyObject *dict) {
+    (void)dict;
+    return 0;
+}
+#endif
+
+/* Whether the twin is on; -1: an exception. */
+static int entry_switch(Entry *self) {
+    uint64_t version = switch_version(self->switch_dict);
+    if (version != self->switch_seen) {
+        PyObject *on = PyDict_GetItemWithError(self->switch_dict, twin_key);
+        if (!on && PyErr_Occurred()) return -1;
+        self->switch_on = on && on != Py_None;
+        self->switch_seen = version;
+    }
+    return self->switch_on;
 }
 
 /* The cache slot of policy, derived on a miss; NULL: an exception. */
@@ -1773,12 +1823,8 @@ static PyObject *entry_call(Entry *self, PyObject *const *args, size_t nargsf,
     if (!(text || PyBytes_CheckExact(target)) ||
         Py_TYPE(policy) != (PyTypeObject *)self->policy_type || !PyUnicode_Check(form) || !ready)
         return entry_python(self, args, nargsf, kwnames);
-    /* compiled.twin = None sets the twin aside (bench/core.py's pure-Python column does) */
-    PyObject *on = PyDict_GetItemWithError(self->switch_dict, twin_key);
-    if (!on || on == Py_None) {
-        if (PyErr_Occurred()) return NULL;
-        return entry_python(self, args, nargsf, kwnames);
-    }
+    int on = entry_switch(self); /* compiled.twin = None sets the twin aside */
+    if (on <= 0) return on < 0 ? NULL : entry_python(self, args, nargsf, kwnames);
     int query_rules, flags = entry_flags(self, policy, &query_rules);
     if (flags == -2) return NULL;
     int code = form_code(form);
@@ -1908,6 +1954,7 @@ static PyObject *twin_entry(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OOOOOO!O!", &python, &declined, &after, &derive, &policy,
                           &PyType_Type, &type, &PyDict_Type, &switch_dict))
         return NULL;
+    if (switch_watch(switch_dict) < 0) return NULL;
     Entry *e = PyObject_GC_New(Entry, &EntryType);
     if (!e) return NULL;
     e->dict = NULL;
@@ -1919,6 +1966,8 @@ static PyObject *twin_entry(PyObject *self, PyObject *args) {
     e->default_policy = Py_NewRef(policy);
     e->policy_type = Py_NewRef(type);
     e->switch_dict = Py_NewRef(switch_dict);
+    e->switch_seen = 0; /* read on the first call */
+    e->switch_on = 0;
     for (int k = 0; k < POLICY_CACHE; k++) e->cache[k].policy = NULL;
     e->next = 0;
     PyObject_GC_Track(e);

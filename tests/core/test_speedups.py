@@ -389,6 +389,25 @@ def test_compiled_entry_pickles_by_reference() -> None:
 
 
 @needs_twin
+def test_compiled_twin_none_sets_the_c_entry_aside(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``compiled.twin = None`` turns the twin off for the C entry too, at once, and back on
+    (the entry reads the switch again only when compiled.py's globals change).  declined()
+    tells whether the twin ran: it is None after a target the twin served."""
+    assert compiled.declined is not None
+    canonicalize("ftp://h/")  # declined by the twin: it says why
+    declined = compiled.declined()
+    assert declined is not None
+    for _ in range(2):
+        with monkeypatch.context() as m:
+            m.setattr(compiled, "twin", None)
+            assert canonicalize("HTTP://H/%7e") == canonicalize_python("HTTP://H/%7e")
+            assert compiled.declined() == declined  # the twin did not run
+        assert canonicalize("HTTP://H/%7e") == canonicalize_python("HTTP://H/%7e")
+        assert compiled.declined() is None  # it did
+        canonicalize("ftp://h/")
+
+
+@needs_twin
 def test_twin_refuses_bad_arguments() -> None:
     twin: Any = compiled.twin
     flags = twin_flags(Policy())
