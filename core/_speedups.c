@@ -660,9 +660,20 @@ static int decline(State *st, const char *why) {
     return REFUSE;
 }
 
+/* What the character pass over a path finds on the way: where the path ends (RFC 3986 §3.3: at
+ * the first "?" or "#"), and what findings.path reports that is not about dot segments. */
+typedef struct {
+    Py_ssize_t end;
+    Py_ssize_t backslash;     /* the first "\\", or -1 */
+    Py_ssize_t escaped_slash; /* the first "%2F" or "%5C" (either case), or -1 */
+    Py_ssize_t slashes;       /* how many of those */
+} PathMarks;
+
 /* rules.Scanner.scan: decode-unreserved, uppercase-escape, encode-stray-percent, encode-unsafe,
- * encode-non-ascii, in one pass over target[s:e], written to out. */
-static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf *out) {
+ * encode-non-ascii, in one pass over target[s:e], written to out.  With path (the path's
+ * marks, C_PATH), the pass ends at the first "?" or "#" (neither is allowed in a path). */
+static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf *out,
+                      PathMarks *path) {
     const unsigned char *allowed = component == C_PATH       ? allowed_path
                                    : component == C_QUERY    ? allowed_query
                                    : component == C_FRAGMENT ? allowed_fragment
@@ -678,7 +689,8 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
     Py_ssize_t trick_end = s;
     if (buf_reserve(out, e - s) < 0) return FAIL;
     const Py_UCS1 *s1 = st->s1;
-    for (Py_ssize_t i = s; i < e; i++) {
+    Py_ssize_t i;
+    for (i = s; i < e; i++) {
         Py_UCS4 c = CH(st, i);
         if (c < 256 && allowed[c]) { /* a run of characters allowed here, copied as it is */
             Py_ssize_t j = i + 1;
@@ -716,8 +728,11 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
                 continue;
             }
             int byte = hi << 4 | lo;
-            if (component == C_PATH && (byte == 0x2F || byte == 0x5C) && slash_rules)
-                return decline(st, "escaped slash, with a rule on them");
+            if (path && (byte == 0x2F || byte == 0x5C)) {
+                if (slash_rules) return decline(st, "escaped slash, with a rule on them");
+                if (path->escaped_slash < 0) path->escaped_slash = i;
+                path->slashes++;
+            }
             if (decode && byte < 128 && unres[byte]) {
                 /* a host's "%41" decodes straight to "a" (rules.Scanner's lower) */
                 enc[0] = (char)(st->host_lower && byte >= 'A' && byte <= 'Z' ? byte | 0x20 : byte);
@@ -741,8 +756,11 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
             continue;
         }
         if (c < 128) {
-            if (c == '\\' && component == C_PATH && slash_rules)
-                return decline(st, "backslash, with a rule on them");
+            if (path && (c == '?' || c == '#')) break; /* the path's end */
+            if (path && c == '\\') {
+                if (slash_rules) return decline(st, "backslash, with a rule on them");
+                if (path->backslash < 0) path->backslash = i;
+            }
             if (st->flags & FL_STRICT)
                 return refuse_repair(R_UNSAFE, component, i,
                                      PyUnicode_FromFormat("character %R not allowed", char_str[c]));
@@ -789,7 +807,8 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
             buf_put(out, enc, 3 * n) < 0)
             return FAIL;
     }
-    if (tricks && !s1) raw_overlong_findings(st, component, s, e); /* a 1-byte str has none */
+    if (path) path->end = i;
+    if (tricks && !s1) raw_overlong_findings(st, component, s, i); /* a 1-byte str has none */
     return OK;
 }
 
@@ -807,8 +826,17 @@ static int finish_afters(State *st, Py_ssize_t first, Buf *out) {
 
 static int scan(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf *out) {
     Py_ssize_t first = st->nedits;
-    int rc = scan_chars(st, component, s, e, out);
+    int rc = scan_chars(st, component, s, e, out, NULL);
     return rc == OK ? finish_afters(st, first, out) : rc;
+}
+
+/* scan() on the path from target[s] on, to its end (marks->end). */
+static int scan_path(State *st, Py_ssize_t s, PathMarks *marks) {
+    Py_ssize_t first = st->nedits;
+    marks->backslash = marks->escaped_slash = -1;
+    marks->slashes = 0;
+    int rc = scan_chars(st, C_PATH, s, st->len, &st->out, marks);
+    return rc == OK ? finish_afters(st, first, &st->out) : rc;
 }
 
 /* ---- the path: findings.path's dot-segment walk, and RFC 3986 §5.2.4 */
@@ -834,59 +862,10 @@ static int dots(State *st, Py_ssize_t s, Py_ssize_t e, int *escaped) {
     return n;
 }
 
-/* What one pass over the path finds, from target[s] on: where it ends (RFC 3986 §3.3: at the
- * first "?" or "#"), and what findings.path reports that the segment walk does not. */
-typedef struct {
-    Py_ssize_t end;
-    Py_ssize_t backslash;     /* the first "\\", or -1 */
-    Py_ssize_t escaped_slash; /* the first "%2F" or "%5C" (either case), or -1 */
-    Py_ssize_t slashes;       /* how many of those */
-    int dotted;               /* some segment starts with "." or "%2E": the walk's findings */
-} PathMarks;
-
-/* The characters path_marks stops at: all others are skipped in a tight loop. */
-enum { PM_END = 1, PM_PERCENT, PM_DOT, PM_BACKSLASH };
-static const unsigned char PATH_MARK[256] = {
-    ['?'] = PM_END, ['#'] = PM_END, ['%'] = PM_PERCENT, ['.'] = PM_DOT, ['\\'] = PM_BACKSLASH,
-};
-
-static void path_marks(State *st, Py_ssize_t s, PathMarks *m) {
-    const Py_UCS1 *s1 = st->s1;
-    Py_ssize_t len = st->len, i = s;
-    m->backslash = m->escaped_slash = -1;
-    m->slashes = 0;
-    m->dotted = 0;
-    for (;; i++) {
-        Py_UCS4 c;
-        if (s1) {
-            while (i < len && !PATH_MARK[s1[i]]) i++;
-        } else {
-            while (i < len && ((c = CH(st, i)) >= 256 || !PATH_MARK[c])) i++;
-        }
-        if (i >= len) break;
-        c = CH(st, i);
-        if (PATH_MARK[c] == PM_END) break;
-        int starts = i == s || CH(st, i - 1) == '/'; /* a segment */
-        if (c == '.') {
-            m->dotted |= starts;
-        } else if (c == '\\') {
-            if (m->backslash < 0) m->backslash = i;
-        } else if (i + 2 < len) { /* "%": two more characters, neither "?" nor "#" if a match */
-            Py_UCS4 hi = CH(st, i + 1), lo = CH(st, i + 2) | 0x20;
-            m->dotted |= starts && hi == '2' && lo == 'e';
-            if ((hi == '2' && lo == 'f') || (hi == '5' && lo == 'c')) {
-                if (m->escaped_slash < 0) m->escaped_slash = i;
-                m->slashes++;
-            }
-        }
-    }
-    m->end = i;
-}
-
 /* findings.path on an absolute path target[s:e] (findings.escapes come with the character
  * rules): escaped slashes, the first backslash, dot segments raw or escaped (counting how far
  * ".." climbs), "..;" parameters. */
-static void path_findings(State *st, Py_ssize_t s, Py_ssize_t e, const PathMarks *m) {
+static void path_findings(State *st, Py_ssize_t s, Py_ssize_t e, const PathMarks *m, int dotted) {
     if (m->escaped_slash >= 0) {
         Py_ssize_t at = m->escaped_slash;
         FindRec *f = add_finding(st, F_ESCAPED_SLASH, C_PATH, at, at, at + 3);
@@ -895,8 +874,7 @@ static void path_findings(State *st, Py_ssize_t s, Py_ssize_t e, const PathMarks
     if (m->backslash >= 0)
         add_finding(st, F_BACKSLASH, C_PATH, m->backslash, m->backslash, m->backslash + 1);
     /* Every finding of the segment walk below is about a segment that starts with "." or "%2E"
-     * (".", "..", "..;"): without one, the walk is skipped. */
-    int dotted = m->dotted;
+     * (".", "..", "..;"): without one (dotted), the walk is skipped. */
     if (dotted) {
         Py_ssize_t depth = 0, seg = s;
         for (Py_ssize_t i = 0; seg <= e; i++) {
@@ -1525,33 +1503,64 @@ static int step_authority(State *st) {
     return rc;
 }
 
+/* Whether the path from target[s] on (to its first "?" or "#") holds a "\\". */
+static int path_has_backslash(State *st, Py_ssize_t s) {
+    for (Py_ssize_t i = s; i < st->len; i++) {
+        Py_UCS4 c = CH(st, i);
+        if (c == '?' || c == '#') return 0;
+        if (c == '\\') return 1;
+    }
+    return 0;
+}
+
+/* Whether some segment of the written path p[0:n] starts with "." or "%2E" (either case): then a
+ * segment of the input did so too, and only then.  The output's "/" are the input's own; a
+ * segment's first "." is the input's "." or its decoded "%2E"; an undecoded "%2E" is kept as it
+ * is spelled (no other character is written as "%2E": "." is never escaped).  Without decoding
+ * (decode-unreserved off), "%2E" is looked for too. */
+static int starts_dotted(const char *p, Py_ssize_t n, int decode) {
+    for (const char *q = p, *end = p + n; (q = memchr(q, '.', (size_t)(end - q))); q++)
+        if (q == p || q[-1] == '/') return 1;
+    for (const char *q = p, *end = p + n; !decode && (q = memchr(q, '%', (size_t)(end - q))); q++)
+        if ((q == p || q[-1] == '/') && end - q >= 3 && q[1] == '2' && (q[2] | 0x20) == 'e')
+            return 1;
+    return 0;
+}
+
 /* RFC 3986 §3.3 path: the character rules, merge-slashes (refused), remove-dot-segments
  * (§5.2.4), empty-path (§6.2.3). */
 static int step_path(State *st) {
     Py_ssize_t ps = st->pos, pe = ps;
     char resolved_here[256]; /* most paths: no allocation */
     Buf *out = &st->out, resolved = {resolved_here, 0, sizeof resolved_here, resolved_here};
-    PathMarks marks;
-    path_marks(st, ps, &marks);
-    pe = marks.end;
     /* reject-escaped-slash refuses a raw "\\" before the character rules run (a strict
      * policy's repairs among them): the reference's to raise */
-    if ((st->flags & FL_SLASH_RULES) && marks.backslash >= 0)
+    if ((st->flags & FL_SLASH_RULES) && path_has_backslash(st, ps))
         return decline(st, "backslash, with a rule on them");
-    path_findings(st, ps, pe, &marks);
+    /* The character pass finds the path's end and the escape tricks (findings.escapes) on its
+     * way; findings.path's findings, which the reference reports before those, are then put
+     * before them. */
     Py_ssize_t base = out->n; /* the path is written straight to the output, from here */
-    int rc = scan(st, C_PATH, ps, pe, out);
+    int first = st->nfindings;
+    PathMarks marks;
+    int rc = scan_path(st, ps, &marks);
     if (rc != OK) return rc;
-    st->pos = pe;
+    st->pos = pe = marks.end;
     const char *path = out->p + base;
     Py_ssize_t n = out->n - base;
+    int dotted = starts_dotted(path, n, st->flags & FL_DECODE);
+    FindRec tricks[F_COUNT];
+    int ntricks = st->nfindings - first;
+    memcpy(tricks, &st->findings[first], (size_t)ntricks * sizeof *tricks);
+    st->nfindings = first;
+    path_findings(st, ps, pe, &marks, dotted);
+    memcpy(&st->findings[st->nfindings], tricks, (size_t)ntricks * sizeof *tricks);
+    st->nfindings += ntricks;
     if ((st->flags & FL_MERGE_SLASHES) && n > 1) {
         for (Py_ssize_t k = 1; k < n; k++)
             if (path[k] == '/' && path[k - 1] == '/') return decline(st, "merge-slashes on '//'");
     }
-    /* a dot segment of the output starts with a "." of the input or a decoded "%2E" (the only
-     * "/" of the output are the input's own): none without marks.dotted */
-    if ((st->flags & FL_DOTS) && marks.dotted && has_dot_segments(path, n)) {
+    if ((st->flags & FL_DOTS) && dotted && has_dot_segments(path, n)) {
         rc = FAIL;
         if (remove_dot_segments(path, n, &resolved) < 0) goto done;
         if (st->origin && resolved.n > 1 && resolved.p[1] == '/') {
@@ -2230,8 +2239,10 @@ static PyObject *twin_setup(PyObject *self, PyObject *args) {
                                         (c == ':' || c == '[' ? H_INVALID : 0) |
                                         (c >= 128 ? H_NON_ASCII : 0));
     }
-    /* "%" and "\\" are never allowed raw: the scanner's branches rely on it. */
+    /* "%" and "\\" are never allowed raw, nor "?" and "#" in a path (RFC 3986 §3.3: they end
+     * it): the scanner's branches rely on it. */
     allowed_path['%'] = allowed_query['%'] = allowed_fragment['%'] = 0;
+    allowed_path['?'] = allowed_path['#'] = 0;
     allowed_path['\\'] = allowed_query['\\'] = allowed_fragment['\\'] = 0;
     allowed_userinfo['%'] = allowed_host['%'] = allowed_userinfo['\\'] = allowed_host['\\'] = 0;
     Py_XSETREF(ResultType, Py_NewRef(result));
