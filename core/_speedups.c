@@ -246,7 +246,7 @@ typedef struct {
     const char *why;         /* why the target was declined */
     int host_lower;          /* scan() reads a reg-name that lowercase-host lowercased */
     /* Where short targets are made, without an allocation (nothing here is zeroed per call) */
-    EditRec edits_here[8];
+    EditRec edits_here[16];
     char out_here[256];
 } State;
 
@@ -909,9 +909,12 @@ static int buf_is_dots(const char *p, Py_ssize_t n) {
 /* rules.remove_dot_segments on path[0:n] (which starts with "/"), into out.  Linear: the kept
  * segments are a stack of offsets into path. */
 static int remove_dot_segments(const char *path, Py_ssize_t n, Buf *out) {
-    Py_ssize_t nseg = 1, kept_here[2 * 32];
-    for (Py_ssize_t i = 1; i < n; i++) nseg += path[i] == '/';
-    Py_ssize_t *kept = nseg <= 32 ? kept_here : PyMem_Malloc((size_t)nseg * 2 * sizeof(Py_ssize_t));
+    Py_ssize_t nseg = n, kept_here[2 * 128]; /* no more segments than characters */
+    if (n > 128) {
+        nseg = 1;
+        for (Py_ssize_t i = 1; i < n; i++) nseg += path[i] == '/';
+    }
+    Py_ssize_t *kept = nseg <= 128 ? kept_here : PyMem_Malloc((size_t)nseg * 2 * sizeof(Py_ssize_t));
     if (!kept) { PyErr_NoMemory(); return -1; }
     Py_ssize_t top = 0, seg = 1;
     while (seg <= n) {
@@ -1205,8 +1208,9 @@ static int host_dot_and_number(State *st, Py_ssize_t hs, Py_ssize_t he, Py_ssize
     return OK;
 }
 
-/* The classes of the characters of a reg-name host (RFC 3986 §3.2.2), from setup(). */
-enum { H_ALLOWED = 1, H_LDH = 2, H_UPPER = 4, H_INVALID = 8, H_NON_ASCII = 16 };
+/* The classes of the characters of a reg-name host (RFC 3986 §3.2.2), from setup(): each one a
+ * host may have none of, so that one "or" over its characters tells them all. */
+enum { H_DISALLOWED = 1, H_NON_LDH = 2, H_UPPER = 4, H_INVALID = 8, H_NON_ASCII = 16 };
 static unsigned char host_class[256];
 
 /* lowercase-host (§6.2.2.1) on a name the character rules then rewrite (escapes, characters to
@@ -1250,18 +1254,14 @@ static int lowercase_runs(State *st, Py_ssize_t hs, Py_ssize_t he) {
  * as canonical.py's host steps. */
 static int step_host(State *st, Py_ssize_t hs, Py_ssize_t he) {
     if (he == hs) return decline(st, "empty host");
-    int all = H_ALLOWED | H_LDH, any = 0;
+    int any = 0;
     if (st->s1) {
-        for (const Py_UCS1 *p = st->s1 + hs, *end = st->s1 + he; p < end; p++) {
-            all &= host_class[*p];
-            any |= host_class[*p];
-        }
+        for (const Py_UCS1 *p = st->s1 + hs, *end = st->s1 + he; p < end; p++) any |= host_class[*p];
         if (any & H_NON_ASCII) return decline(st, "non-ASCII host (IDN)");
     } else {
         for (Py_ssize_t k = hs; k < he; k++) {
             Py_UCS4 c = CH(st, k);
             if (c >= 128) return decline(st, "non-ASCII host (IDN)");
-            all &= host_class[c];
             any |= host_class[c];
         }
     }
@@ -1269,8 +1269,8 @@ static int step_host(State *st, Py_ssize_t hs, Py_ssize_t he) {
     if (any & H_INVALID) return decline(st, "invalid host");
     Py_ssize_t out_host = st->out.n;
     int rc;
-    if (all & H_ALLOWED) {
-        rc = lowercase_host(st, hs, he, all & H_LDH, any & H_UPPER);
+    if (!(any & H_DISALLOWED)) {
+        rc = lowercase_host(st, hs, he, !(any & H_NON_LDH), any & H_UPPER);
     } else { /* two passes, as the reference makes them: lowercase-host, then the characters */
         int lower = st->flags & FL_LOWER_HOST;
         rc = lower && (any & H_UPPER) ? lowercase_runs(st, hs, he) : OK;
@@ -2234,8 +2234,8 @@ static PyObject *twin_setup(PyObject *self, PyObject *args) {
     for (int c = 0; c < 256; c++) {
         int ldh = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                   c == '-' || c == '.';
-        host_class[c] = (unsigned char)((allowed_host[c] && c != '%' && c != '\\' ? H_ALLOWED : 0) |
-                                        (ldh ? H_LDH : 0) | (c >= 'A' && c <= 'Z' ? H_UPPER : 0) |
+        host_class[c] = (unsigned char)((allowed_host[c] && c != '%' && c != '\\' ? 0 : H_DISALLOWED) |
+                                        (ldh ? 0 : H_NON_LDH) | (c >= 'A' && c <= 'Z' ? H_UPPER : 0) |
                                         (c == ':' || c == '[' ? H_INVALID : 0) |
                                         (c >= 128 ? H_NON_ASCII : 0));
     }
