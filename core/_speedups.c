@@ -246,7 +246,7 @@ typedef struct {
     const char *why;         /* why the target was declined */
     int host_lower;          /* scan() reads a reg-name that lowercase-host lowercased */
     /* Where short targets are made, without an allocation (nothing here is zeroed per call) */
-    EditRec edits_here[8];
+    EditRec edits_here[16];
     char out_here[256];
 } State;
 
@@ -403,7 +403,7 @@ static Pool result_pool = {.size = 2};
 
 static PyObject *pooled(Pool *pool, PyObject *type, Py_ssize_t n, PyObject **items) {
     PyObject **slot = &pool->slot[pool->next];
-    pool->next = (pool->next + 1) % pool->size;
+    pool->next = pool->next + 1 == pool->size ? 0 : pool->next + 1; /* no division */
     PyObject *o = *slot;
     if (o && Py_REFCNT(o) == 1 && Py_TYPE(o) == (PyTypeObject *)type) {
         for (Py_ssize_t i = 0; i < n; i++) {
@@ -485,6 +485,8 @@ static PyObject *input_str(PyObject *target, int kind, const void *data, Py_ssiz
             return Py_XNewRef(*slot);
         }
     }
+    if (PyUnicode_IS_ASCII(target)) /* most targets: no widest character to look for */
+        return ascii_str((const char *)data + s, e - s);
     return PyUnicode_Substring(target, s, e);
 }
 
@@ -622,30 +624,11 @@ static int escape_trick(State *st, Py_ssize_t i, Py_ssize_t e, int *rule) {
     return 6;
 }
 
-/* findings.escapes on target[s:e]: the escape tricks, left to right and not overlapping (as
- * re.finditer finds them), then overlong UTF-8 as raw surrogateescape'd bytes. */
-static void escape_findings(State *st, int component, Py_ssize_t s, Py_ssize_t e) {
-    int raw = 0;
-    if (st->s1) { /* no surrogates: the escapes alone, from one "%" to the next */
-        for (Py_ssize_t i = find(st, '%', s, e); i >= 0; i = find(st, '%', i, e)) {
-            int rule, n = escape_trick(st, i, e, &rule);
-            if (n) add_finding(st, rule, component, i, i, i + n);
-            i += n ? n : 1;
-        }
-        return;
-    }
-    for (Py_ssize_t i = s; i < e;) {
-        Py_UCS4 c = CH(st, i);
-        int rule, n = c == '%' ? escape_trick(st, i, e, &rule) : 0;
-        raw |= c == 0xDCC0 || c == 0xDCC1;
-        if (n) {
-            add_finding(st, rule, component, i, i, i + n);
-            i += n;
-        } else {
-            i++;
-        }
-    }
-    for (Py_ssize_t i = s; raw && i + 1 < e; i++) {
+/* findings.escapes' second half on target[s:e], for a str wider than 1 byte: overlong UTF-8
+ * as raw surrogateescape'd bytes (RFC 3629 §10), after the escape tricks (which scan_chars finds
+ * as it meets each "%"). */
+static void raw_overlong_findings(State *st, int component, Py_ssize_t s, Py_ssize_t e) {
+    for (Py_ssize_t i = s; i + 1 < e; i++) {
         Py_UCS4 c = CH(st, i), next = CH(st, i + 1);
         if ((c == 0xDCC0 || c == 0xDCC1) && next >= 0xDC80 && next <= 0xDCBF) {
             add_finding(st, F_OVERLONG, component, i, i, i + 2);
@@ -677,9 +660,20 @@ static int decline(State *st, const char *why) {
     return REFUSE;
 }
 
+/* What the character pass over a path finds on the way: where the path ends (RFC 3986 §3.3: at
+ * the first "?" or "#"), and what findings.path reports that is not about dot segments. */
+typedef struct {
+    Py_ssize_t end;
+    Py_ssize_t backslash;     /* the first "\\", or -1 */
+    Py_ssize_t escaped_slash; /* the first "%2F" or "%5C" (either case), or -1 */
+    Py_ssize_t slashes;       /* how many of those */
+} PathMarks;
+
 /* rules.Scanner.scan: decode-unreserved, uppercase-escape, encode-stray-percent, encode-unsafe,
- * encode-non-ascii, in one pass over target[s:e], written to out. */
-static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf *out) {
+ * encode-non-ascii, in one pass over target[s:e], written to out.  With path (the path's
+ * marks, C_PATH), the pass ends at the first "?" or "#" (neither is allowed in a path). */
+static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf *out,
+                      PathMarks *path) {
     const unsigned char *allowed = component == C_PATH       ? allowed_path
                                    : component == C_QUERY    ? allowed_query
                                    : component == C_FRAGMENT ? allowed_fragment
@@ -688,11 +682,15 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
     const unsigned char *unres = (st->flags & FL_UNRESERVED_2396) ? unreserved_2396 : unreserved;
     int decode = st->flags & FL_DECODE, upper = st->flags & FL_UPPER;
     int slash_rules = st->flags & FL_SLASH_RULES;
-    /* findings.escapes: the path's come with findings.path, a zone ID has none */
-    if (component != C_PATH && component != C_HOST) escape_findings(st, component, s, e);
+    /* findings.escapes (a host has none: a zone ID's escapes are its own), found here as this
+     * pass meets each "%", every one of them: left to right and not overlapping, as
+     * re.finditer finds them, so that none starts before trick_end. */
+    int tricks = component != C_HOST;
+    Py_ssize_t trick_end = s;
     if (buf_reserve(out, e - s) < 0) return FAIL;
     const Py_UCS1 *s1 = st->s1;
-    for (Py_ssize_t i = s; i < e; i++) {
+    Py_ssize_t i;
+    for (i = s; i < e; i++) {
         Py_UCS4 c = CH(st, i);
         if (c < 256 && allowed[c]) { /* a run of characters allowed here, copied as it is */
             Py_ssize_t j = i + 1;
@@ -713,6 +711,11 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
         }
         char enc[12];
         if (c == '%') {
+            int rule, n = tricks && i >= trick_end ? escape_trick(st, i, e, &rule) : 0;
+            if (n) {
+                add_finding(st, rule, component, i, i, i + n);
+                trick_end = i + n;
+            }
             int hi = i + 2 < e ? hexval(CH(st, i + 1)) : -1;
             int lo = hi >= 0 ? hexval(CH(st, i + 2)) : -1;
             if (lo < 0) {
@@ -725,8 +728,11 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
                 continue;
             }
             int byte = hi << 4 | lo;
-            if (component == C_PATH && (byte == 0x2F || byte == 0x5C) && slash_rules)
-                return decline(st, "escaped slash, with a rule on them");
+            if (path && (byte == 0x2F || byte == 0x5C)) {
+                if (slash_rules) return decline(st, "escaped slash, with a rule on them");
+                if (path->escaped_slash < 0) path->escaped_slash = i;
+                path->slashes++;
+            }
             if (decode && byte < 128 && unres[byte]) {
                 /* a host's "%41" decodes straight to "a" (rules.Scanner's lower) */
                 enc[0] = (char)(st->host_lower && byte >= 'A' && byte <= 'Z' ? byte | 0x20 : byte);
@@ -750,8 +756,11 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
             continue;
         }
         if (c < 128) {
-            if (c == '\\' && component == C_PATH && slash_rules)
-                return decline(st, "backslash, with a rule on them");
+            if (path && (c == '?' || c == '#')) break; /* the path's end */
+            if (path && c == '\\') {
+                if (slash_rules) return decline(st, "backslash, with a rule on them");
+                if (path->backslash < 0) path->backslash = i;
+            }
             if (st->flags & FL_STRICT)
                 return refuse_repair(R_UNSAFE, component, i,
                                      PyUnicode_FromFormat("character %R not allowed", char_str[c]));
@@ -798,6 +807,8 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
             buf_put(out, enc, 3 * n) < 0)
             return FAIL;
     }
+    if (path) path->end = i;
+    if (tricks && !s1) raw_overlong_findings(st, component, s, i); /* a 1-byte str has none */
     return OK;
 }
 
@@ -815,8 +826,17 @@ static int finish_afters(State *st, Py_ssize_t first, Buf *out) {
 
 static int scan(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf *out) {
     Py_ssize_t first = st->nedits;
-    int rc = scan_chars(st, component, s, e, out);
+    int rc = scan_chars(st, component, s, e, out, NULL);
     return rc == OK ? finish_afters(st, first, out) : rc;
+}
+
+/* scan() on the path from target[s] on, to its end (marks->end). */
+static int scan_path(State *st, Py_ssize_t s, PathMarks *marks) {
+    Py_ssize_t first = st->nedits;
+    marks->backslash = marks->escaped_slash = -1;
+    marks->slashes = 0;
+    int rc = scan_chars(st, C_PATH, s, st->len, &st->out, marks);
+    return rc == OK ? finish_afters(st, first, &st->out) : rc;
 }
 
 /* ---- the path: findings.path's dot-segment walk, and RFC 3986 §5.2.4 */
@@ -842,24 +862,19 @@ static int dots(State *st, Py_ssize_t s, Py_ssize_t e, int *escaped) {
     return n;
 }
 
-/* findings.path on an absolute path, then findings.escapes on it: escaped slashes, the first
- * backslash, dot segments raw or escaped (counting how far ".." climbs), "..;" parameters. */
-static void path_findings(State *st, Py_ssize_t s, Py_ssize_t e) {
-    Py_ssize_t backslash = find(st, '\\', s, e), percent = find(st, '%', s, e);
-    /* Every finding of the segment walk below is about a segment that starts with "." or "%2E"
-     * (".", "..", "..;"): without one, the walk is skipped. */
-    int dotted = 0;
-    for (Py_ssize_t i = find(st, '.', s, e); i >= 0 && !dotted; i = find(st, '.', i + 1, e))
-        dotted = i == s || CH(st, i - 1) == '/';
-    for (Py_ssize_t i = percent; i >= 0 && i + 2 < e; i = find(st, '%', i + 1, e)) {
-        Py_UCS4 hi = CH(st, i + 1), lo = CH(st, i + 2) | 0x20;
-        dotted |= hi == '2' && lo == 'e' && (i == s || CH(st, i - 1) == '/');
-        if ((hi == '2' && lo == 'f') || (hi == '5' && lo == 'c')) {
-            add_finding(st, F_ESCAPED_SLASH, C_PATH, i, i, i + 3);
-            i += 2;
-        }
+/* findings.path on an absolute path target[s:e] (findings.escapes come with the character
+ * rules): escaped slashes, the first backslash, dot segments raw or escaped (counting how far
+ * ".." climbs), "..;" parameters. */
+static void path_findings(State *st, Py_ssize_t s, Py_ssize_t e, const PathMarks *m, int dotted) {
+    if (m->escaped_slash >= 0) {
+        Py_ssize_t at = m->escaped_slash;
+        FindRec *f = add_finding(st, F_ESCAPED_SLASH, C_PATH, at, at, at + 3);
+        if (f) f->count = m->slashes; /* the path's first finding: always a new one */
     }
-    if (backslash >= 0) add_finding(st, F_BACKSLASH, C_PATH, backslash, backslash, backslash + 1);
+    if (m->backslash >= 0)
+        add_finding(st, F_BACKSLASH, C_PATH, m->backslash, m->backslash, m->backslash + 1);
+    /* Every finding of the segment walk below is about a segment that starts with "." or "%2E"
+     * (".", "..", "..;"): without one (dotted), the walk is skipped. */
     if (dotted) {
         Py_ssize_t depth = 0, seg = s;
         for (Py_ssize_t i = 0; seg <= e; i++) {
@@ -885,7 +900,6 @@ static void path_findings(State *st, Py_ssize_t s, Py_ssize_t e) {
             seg = end + 1;
         }
     }
-    escape_findings(st, C_PATH, s, e);
 }
 
 static int buf_is_dots(const char *p, Py_ssize_t n) {
@@ -895,9 +909,12 @@ static int buf_is_dots(const char *p, Py_ssize_t n) {
 /* rules.remove_dot_segments on path[0:n] (which starts with "/"), into out.  Linear: the kept
  * segments are a stack of offsets into path. */
 static int remove_dot_segments(const char *path, Py_ssize_t n, Buf *out) {
-    Py_ssize_t nseg = 1;
-    for (Py_ssize_t i = 1; i < n; i++) nseg += path[i] == '/';
-    Py_ssize_t *kept = PyMem_Malloc((size_t)nseg * 2 * sizeof(Py_ssize_t));
+    Py_ssize_t nseg = n, kept_here[2 * 128]; /* no more segments than characters */
+    if (n > 128) {
+        nseg = 1;
+        for (Py_ssize_t i = 1; i < n; i++) nseg += path[i] == '/';
+    }
+    Py_ssize_t *kept = nseg <= 128 ? kept_here : PyMem_Malloc((size_t)nseg * 2 * sizeof(Py_ssize_t));
     if (!kept) { PyErr_NoMemory(); return -1; }
     Py_ssize_t top = 0, seg = 1;
     while (seg <= n) {
@@ -919,7 +936,7 @@ static int remove_dot_segments(const char *path, Py_ssize_t n, Buf *out) {
         if (k) rc = buf_putc(out, '/');
         if (rc == 0) rc = buf_put(out, path + kept[2 * k], kept[2 * k + 1] - kept[2 * k]);
     }
-    PyMem_Free(kept);
+    if (kept != kept_here) PyMem_Free(kept);
     return rc;
 }
 
@@ -1008,10 +1025,12 @@ static int step_form(State *st, int form) {
 static int step_scheme(State *st) {
     char sch[SCHEME_MAX];
     Py_ssize_t n = 0, i = 0, len = st->len;
+    unsigned cased = 0; /* bit k: letter k is a capital */
     while (i < len && n < SCHEME_MAX) {
         Py_UCS4 c = CH(st, i);
         if (c == ':') break;
         if (!((c | 0x20) >= 'a' && (c | 0x20) <= 'z')) return decline(st, "scheme");
+        cased |= (unsigned)!(c & 0x20) << n;
         sch[n++] = (char)(c | 0x20);
         i++;
     }
@@ -1025,8 +1044,6 @@ static int step_scheme(State *st) {
         }
     }
     if (st->scheme < 0) return decline(st, "scheme without a default port");
-    unsigned cased = 0;
-    for (Py_ssize_t k = 0; k < n; k++) cased |= (unsigned)((char)CH(st, k) != sch[k]) << k;
     if (cased) {
         if (!(st->flags & FL_LOWER_SCHEME)) return decline(st, "scheme");
         PyObject **before = &schemes[st->scheme].spelled[cased];
@@ -1062,9 +1079,15 @@ static int lowercase_host(State *st, Py_ssize_t hs, Py_ssize_t he, int ldh, int 
         return OK;
     }
     if (ldh) { /* the common case: one edit for the whole name */
-        for (Py_ssize_t k = hs; k < he; k++) {
-            Py_UCS4 c = PyUnicode_READ(kind, data, k);
-            *o++ = (char)(c >= 'A' && c <= 'Z' ? c | 0x20 : c);
+        if (kind == PyUnicode_1BYTE_KIND) { /* a loop without a branch, which gcc vectorizes */
+            const Py_UCS1 *p = (const Py_UCS1 *)data + hs;
+            for (Py_ssize_t k = 0; k < he - hs; k++)
+                o[k] = (char)(p[k] | ((unsigned)(p[k] - 'A') < 26) << 5);
+        } else {
+            for (Py_ssize_t k = hs; k < he; k++) {
+                Py_UCS4 c = PyUnicode_READ(kind, data, k);
+                *o++ = (char)(c >= 'A' && c <= 'Z' ? c | 0x20 : c);
+            }
         }
         if (char_edit(st, R_LOWER_HOST, C_HOST, hs, he, out_host, he - hs) < 0) return FAIL;
         return finish_afters(st, first, out);
@@ -1191,8 +1214,9 @@ static int host_dot_and_number(State *st, Py_ssize_t hs, Py_ssize_t he, Py_ssize
     return OK;
 }
 
-/* The classes of the characters of a reg-name host (RFC 3986 §3.2.2), from setup(). */
-enum { H_ALLOWED = 1, H_LDH = 2, H_UPPER = 4, H_INVALID = 8, H_NON_ASCII = 16 };
+/* The classes of the characters of a reg-name host (RFC 3986 §3.2.2), from setup(): each one a
+ * host may have none of, so that one "or" over its characters tells them all. */
+enum { H_DISALLOWED = 1, H_NON_LDH = 2, H_UPPER = 4, H_INVALID = 8, H_NON_ASCII = 16 };
 static unsigned char host_class[256];
 
 /* lowercase-host (§6.2.2.1) on a name the character rules then rewrite (escapes, characters to
@@ -1236,18 +1260,14 @@ static int lowercase_runs(State *st, Py_ssize_t hs, Py_ssize_t he) {
  * as canonical.py's host steps. */
 static int step_host(State *st, Py_ssize_t hs, Py_ssize_t he) {
     if (he == hs) return decline(st, "empty host");
-    int all = H_ALLOWED | H_LDH, any = 0;
+    int any = 0;
     if (st->s1) {
-        for (const Py_UCS1 *p = st->s1 + hs, *end = st->s1 + he; p < end; p++) {
-            all &= host_class[*p];
-            any |= host_class[*p];
-        }
+        for (const Py_UCS1 *p = st->s1 + hs, *end = st->s1 + he; p < end; p++) any |= host_class[*p];
         if (any & H_NON_ASCII) return decline(st, "non-ASCII host (IDN)");
     } else {
         for (Py_ssize_t k = hs; k < he; k++) {
             Py_UCS4 c = CH(st, k);
             if (c >= 128) return decline(st, "non-ASCII host (IDN)");
-            all &= host_class[c];
             any |= host_class[c];
         }
     }
@@ -1255,8 +1275,8 @@ static int step_host(State *st, Py_ssize_t hs, Py_ssize_t he) {
     if (any & H_INVALID) return decline(st, "invalid host");
     Py_ssize_t out_host = st->out.n;
     int rc;
-    if (all & H_ALLOWED) {
-        rc = lowercase_host(st, hs, he, all & H_LDH, any & H_UPPER);
+    if (!(any & H_DISALLOWED)) {
+        rc = lowercase_host(st, hs, he, !(any & H_NON_LDH), any & H_UPPER);
     } else { /* two passes, as the reference makes them: lowercase-host, then the characters */
         int lower = st->flags & FL_LOWER_HOST;
         rc = lower && (any & H_UPPER) ? lowercase_runs(st, hs, he) : OK;
@@ -1422,32 +1442,52 @@ static int step_port(State *st, Py_ssize_t colon, Py_ssize_t pe) {
     return OK;
 }
 
+/* The characters authority_marks stops at: all others are skipped in a tight loop. */
+enum { AM_END = 1, AM_AT, AM_COLON };
+static const unsigned char AUTHORITY_MARK[256] = {
+    ['/'] = AM_END, ['?'] = AM_END, ['#'] = AM_END, ['@'] = AM_AT, [':'] = AM_COLON,
+};
+
+/* One pass over the authority from target[as] on: where it ends (RFC 3986 §3.2: at the first
+ * "/", "?" or "#"; an authority-form target is all authority), its last "@" (§3.2.1: the last
+ * one ends the userinfo, as split_authority splits it) and its first and last ":" (or -1). */
+static Py_ssize_t authority_marks(State *st, Py_ssize_t as, Py_ssize_t *at, Py_ssize_t *colon1,
+                                  Py_ssize_t *colon) {
+    const Py_UCS1 *s1 = st->s1;
+    Py_ssize_t len = st->len, i = as;
+    *at = *colon1 = *colon = -1;
+    for (;; i++) {
+        Py_UCS4 c;
+        if (s1) {
+            while (i < len && !AUTHORITY_MARK[s1[i]]) i++;
+        } else {
+            while (i < len && ((c = CH(st, i)) >= 256 || !AUTHORITY_MARK[c])) i++;
+        }
+        if (i >= len) break;
+        int mark = AUTHORITY_MARK[CH(st, i)];
+        if (mark == AM_END) {
+            if (!st->authority) break;
+        } else if (mark == AM_AT) {
+            *at = i;
+        } else {
+            if (*colon1 < 0) *colon1 = i;
+            *colon = i;
+        }
+    }
+    return i;
+}
+
 /* RFC 3986 §3.2 authority = [ userinfo "@" ] host [ ":" port ], split as split_authority
  * splits it: userinfo to the last "@", a port of digits after the last ":" outside an
  * IP-literal.  An authority-form target (RFC 9112 §3.2.3) is all authority. */
 static int step_authority(State *st) {
-    Py_ssize_t as = st->pos, ae = as, len = st->len, at = -1;
+    Py_ssize_t as = st->pos, at, colon1, colon;
+    Py_ssize_t ae = authority_marks(st, as, &at, &colon1, &colon);
     Buf *out = &st->out;
-    const Py_UCS1 *s1 = st->s1;
-    if (st->authority) {
-        ae = len;
-    } else if (s1) { /* the first "/", "?" or "#" ends it: memchr each, in the shrinking span */
-        const Py_UCS1 *p = s1 + as, *q;
-        size_t n = (size_t)(len - as);
-        if ((q = memchr(p, '/', n))) n = (size_t)(q - p);
-        if ((q = memchr(p, '?', n))) n = (size_t)(q - p);
-        if ((q = memchr(p, '#', n))) n = (size_t)(q - p);
-        ae = as + (Py_ssize_t)n;
-    } else {
-        for (Py_UCS4 c; ae < len && (c = CH(st, ae)) != '/' && c != '?' && c != '#';) ae++;
-    }
-    if (find(st, '@', as, ae) >= 0) { /* the last "@" (RFC 3986 §3.2.1: "@" ends userinfo) */
-        for (at = ae - 1; CH(st, at) != '@';) at--;
-    }
     st->pos = ae;
     Py_ssize_t hs = as;
     if (at >= 0) { /* findings.userinfo, then the character rules (findings.escapes with them) */
-        PyObject *kind = find(st, ':', as, at) >= 0 ? password_str : user_str;
+        PyObject *kind = colon1 >= 0 && colon1 < at ? password_str : user_str;
         if (add_finding_obj(st, F_USERINFO, C_USERINFO, as, Py_NewRef(kind)) < 0) return FAIL;
         int rc = scan(st, C_USERINFO, as, at, out);
         if (rc != OK) return rc;
@@ -1456,16 +1496,8 @@ static int step_authority(State *st) {
     }
     int literal = hs < ae && CH(st, hs) == '[';
     if (literal && find(st, ']', hs, ae) < 0) return decline(st, "IP literal never closed");
-    Py_ssize_t colon = -1, he = ae;
-    if (s1) {
-        for (Py_ssize_t k = ae - 1; k >= hs; k--) {
-            if (s1[k] == ':') { colon = k; break; }
-        }
-    } else {
-        for (Py_ssize_t k = ae - 1; k >= hs; k--) {
-            if (CH(st, k) == ':') { colon = k; break; }
-        }
-    }
+    Py_ssize_t he = ae;
+    if (colon < hs) colon = -1; /* the last ":" was the userinfo's */
     if (colon >= 0) { /* a port: digits, or nothing */
         he = colon;
         for (Py_ssize_t k = colon + 1; k < ae; k++)
@@ -1477,29 +1509,64 @@ static int step_authority(State *st) {
     return rc;
 }
 
+/* Whether the path from target[s] on (to its first "?" or "#") holds a "\\". */
+static int path_has_backslash(State *st, Py_ssize_t s) {
+    for (Py_ssize_t i = s; i < st->len; i++) {
+        Py_UCS4 c = CH(st, i);
+        if (c == '?' || c == '#') return 0;
+        if (c == '\\') return 1;
+    }
+    return 0;
+}
+
+/* Whether some segment of the written path p[0:n] starts with "." or "%2E" (either case): then a
+ * segment of the input did so too, and only then.  The output's "/" are the input's own; a
+ * segment's first "." is the input's "." or its decoded "%2E"; an undecoded "%2E" is kept as it
+ * is spelled (no other character is written as "%2E": "." is never escaped).  Without decoding
+ * (decode-unreserved off), "%2E" is looked for too. */
+static int starts_dotted(const char *p, Py_ssize_t n, int decode) {
+    for (const char *q = p, *end = p + n; (q = memchr(q, '.', (size_t)(end - q))); q++)
+        if (q == p || q[-1] == '/') return 1;
+    for (const char *q = p, *end = p + n; !decode && (q = memchr(q, '%', (size_t)(end - q))); q++)
+        if ((q == p || q[-1] == '/') && end - q >= 3 && q[1] == '2' && (q[2] | 0x20) == 'e')
+            return 1;
+    return 0;
+}
+
 /* RFC 3986 §3.3 path: the character rules, merge-slashes (refused), remove-dot-segments
  * (§5.2.4), empty-path (§6.2.3). */
 static int step_path(State *st) {
-    Py_ssize_t ps = st->pos, pe = ps, len = st->len;
-    Buf *out = &st->out, resolved = {0};
-    Py_ssize_t hash = find(st, '#', ps, len), qmark = find(st, '?', ps, hash < 0 ? len : hash);
-    pe = qmark >= 0 ? qmark : hash >= 0 ? hash : len;
+    Py_ssize_t ps = st->pos, pe = ps;
+    char resolved_here[256]; /* most paths: no allocation */
+    Buf *out = &st->out, resolved = {resolved_here, 0, sizeof resolved_here, resolved_here};
     /* reject-escaped-slash refuses a raw "\\" before the character rules run (a strict
      * policy's repairs among them): the reference's to raise */
-    if ((st->flags & FL_SLASH_RULES) && find(st, '\\', ps, pe) >= 0)
+    if ((st->flags & FL_SLASH_RULES) && path_has_backslash(st, ps))
         return decline(st, "backslash, with a rule on them");
-    path_findings(st, ps, pe);
+    /* The character pass finds the path's end and the escape tricks (findings.escapes) on its
+     * way; findings.path's findings, which the reference reports before those, are then put
+     * before them. */
     Py_ssize_t base = out->n; /* the path is written straight to the output, from here */
-    int rc = scan(st, C_PATH, ps, pe, out);
+    int first = st->nfindings;
+    PathMarks marks;
+    int rc = scan_path(st, ps, &marks);
     if (rc != OK) return rc;
-    st->pos = pe;
+    st->pos = pe = marks.end;
     const char *path = out->p + base;
     Py_ssize_t n = out->n - base;
+    int dotted = starts_dotted(path, n, st->flags & FL_DECODE);
+    FindRec tricks[F_COUNT];
+    int ntricks = st->nfindings - first;
+    if (ntricks) memcpy(tricks, &st->findings[first], (size_t)ntricks * sizeof *tricks);
+    st->nfindings = first;
+    path_findings(st, ps, pe, &marks, dotted);
+    if (ntricks) memcpy(&st->findings[st->nfindings], tricks, (size_t)ntricks * sizeof *tricks);
+    st->nfindings += ntricks;
     if ((st->flags & FL_MERGE_SLASHES) && n > 1) {
         for (Py_ssize_t k = 1; k < n; k++)
             if (path[k] == '/' && path[k - 1] == '/') return decline(st, "merge-slashes on '//'");
     }
-    if ((st->flags & FL_DOTS) && n && has_dot_segments(path, n)) {
+    if ((st->flags & FL_DOTS) && dotted && has_dot_segments(path, n)) {
         rc = FAIL;
         if (remove_dot_segments(path, n, &resolved) < 0) goto done;
         if (st->origin && resolved.n > 1 && resolved.p[1] == '/') {
@@ -1656,6 +1723,8 @@ typedef struct {
     PyObject *derive;        /* accel.derived: (twin flags, query rules, ...) */
     PyObject *default_policy, *policy_type;
     PyObject *switch_dict;   /* compiled.py's globals: its "twin" set to None turns this off */
+    uint64_t switch_seen;    /* switch_dict's version when switch_on was read (switch_version) */
+    int switch_on;
     struct {
         PyObject *policy;
         int flags, query_rules;
@@ -1666,6 +1735,54 @@ typedef struct {
 static PyObject *entry_python(Entry *self, PyObject *const *args, size_t nargsf,
                               PyObject *kwnames) {
     return PyObject_Vectorcall(self->python, args, nargsf, kwnames);
+}
+
+/* compiled.twin = None sets the twin aside (bench/core.py's pure-Python column does).  Looking
+ * "twin" up in compiled.py's globals on every call cost a dict lookup per URL; it is looked up
+ * again only when those globals changed, which their version says: up to Python 3.11 the dict's
+ * own version tag (PEP 509, changed by every write), from 3.12 on (where that tag is deprecated)
+ * a count of the writes that a dict watcher sees. */
+#if PY_VERSION_HEX >= 0x030C0000
+static int switch_watcher = -1;
+static uint64_t switch_writes = 1; /* 0: an Entry that never read its switch */
+
+static int switch_written(PyDict_WatchEvent event, PyObject *dict, PyObject *key,
+                          PyObject *value) {
+    (void)event, (void)dict, (void)key, (void)value;
+    switch_writes++; /* called before the write: the next call reads the switch again */
+    return 0;
+}
+
+static uint64_t switch_version(PyObject *dict) {
+    (void)dict;
+    return switch_writes;
+}
+
+static int switch_watch(PyObject *dict) {
+    if (switch_watcher < 0 && (switch_watcher = PyDict_AddWatcher(switch_written)) < 0) return -1;
+    return PyDict_Watch(switch_watcher, dict);
+}
+#else
+static uint64_t switch_version(PyObject *dict) {
+    return ((PyDictObject *)dict)->ma_version_tag; /* never 0: dicts start at a fresh tag */
+}
+
+static int switch_watch(PyObject *dict) {
+    (void)dict;
+    return 0;
+}
+#endif
+
+/* Whether the twin is on; -1: an exception. */
+static int entry_switch(Entry *self) {
+    uint64_t version = switch_version(self->switch_dict);
+    if (version != self->switch_seen) {
+        PyObject *on = PyDict_GetItemWithError(self->switch_dict, twin_key);
+        if (!on && PyErr_Occurred()) return -1;
+        self->switch_on = on && on != Py_None;
+        self->switch_seen = version;
+    }
+    return self->switch_on;
 }
 
 /* The cache slot of policy, derived on a miss; NULL: an exception. */
@@ -1721,12 +1838,8 @@ static PyObject *entry_call(Entry *self, PyObject *const *args, size_t nargsf,
     if (!(text || PyBytes_CheckExact(target)) ||
         Py_TYPE(policy) != (PyTypeObject *)self->policy_type || !PyUnicode_Check(form) || !ready)
         return entry_python(self, args, nargsf, kwnames);
-    /* compiled.twin = None sets the twin aside (bench/core.py's pure-Python column does) */
-    PyObject *on = PyDict_GetItemWithError(self->switch_dict, twin_key);
-    if (!on || on == Py_None) {
-        if (PyErr_Occurred()) return NULL;
-        return entry_python(self, args, nargsf, kwnames);
-    }
+    int on = entry_switch(self); /* compiled.twin = None sets the twin aside */
+    if (on <= 0) return on < 0 ? NULL : entry_python(self, args, nargsf, kwnames);
     int query_rules, flags = entry_flags(self, policy, &query_rules);
     if (flags == -2) return NULL;
     int code = form_code(form);
@@ -1856,6 +1969,7 @@ static PyObject *twin_entry(PyObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OOOOOO!O!", &python, &declined, &after, &derive, &policy,
                           &PyType_Type, &type, &PyDict_Type, &switch_dict))
         return NULL;
+    if (switch_watch(switch_dict) < 0) return NULL;
     Entry *e = PyObject_GC_New(Entry, &EntryType);
     if (!e) return NULL;
     e->dict = NULL;
@@ -1867,6 +1981,8 @@ static PyObject *twin_entry(PyObject *self, PyObject *args) {
     e->default_policy = Py_NewRef(policy);
     e->policy_type = Py_NewRef(type);
     e->switch_dict = Py_NewRef(switch_dict);
+    e->switch_seen = 0; /* read on the first call */
+    e->switch_on = 0;
     for (int k = 0; k < POLICY_CACHE; k++) e->cache[k].policy = NULL;
     e->next = 0;
     PyObject_GC_Track(e);
@@ -2124,13 +2240,15 @@ static PyObject *twin_setup(PyObject *self, PyObject *args) {
     for (int c = 0; c < 256; c++) {
         int ldh = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                   c == '-' || c == '.';
-        host_class[c] = (unsigned char)((allowed_host[c] && c != '%' && c != '\\' ? H_ALLOWED : 0) |
-                                        (ldh ? H_LDH : 0) | (c >= 'A' && c <= 'Z' ? H_UPPER : 0) |
+        host_class[c] = (unsigned char)((allowed_host[c] && c != '%' && c != '\\' ? 0 : H_DISALLOWED) |
+                                        (ldh ? 0 : H_NON_LDH) | (c >= 'A' && c <= 'Z' ? H_UPPER : 0) |
                                         (c == ':' || c == '[' ? H_INVALID : 0) |
                                         (c >= 128 ? H_NON_ASCII : 0));
     }
-    /* "%" and "\\" are never allowed raw: the scanner's branches rely on it. */
+    /* "%" and "\\" are never allowed raw, nor "?" and "#" in a path (RFC 3986 §3.3: they end
+     * it): the scanner's branches rely on it. */
     allowed_path['%'] = allowed_query['%'] = allowed_fragment['%'] = 0;
+    allowed_path['?'] = allowed_path['#'] = 0;
     allowed_path['\\'] = allowed_query['\\'] = allowed_fragment['\\'] = 0;
     allowed_userinfo['%'] = allowed_host['%'] = allowed_userinfo['\\'] = allowed_host['\\'] = 0;
     Py_XSETREF(ResultType, Py_NewRef(result));

@@ -323,6 +323,9 @@ def test_twin_matches_reference_on_any_text(target: str) -> None:
 @example(target="/a/./b/../%41%7e%7E%zz%%41?é#\udcff")
 @example(target="wss://H:00443")
 @example(target="http://h/..;/a/../../b")
+# escape tricks that overlap ("%C0%AF" holds a second "%"), escaped slashes counted, per component
+@example(target="http://u%2541@h/%c0%af%25%2541%2f%2F%5c/%2e./a\\b?%C0%80%u0041#%e0%80%af%00")
+@example(target="/\udcc0\udc80%c0%af%0a?\udcc1\udcbf%0D%c1%bf#%F0%8a%%25")
 def test_twin_matches_reference_on_url_shaped_text(target: str) -> None:
     check_everywhere(target)
 
@@ -383,6 +386,25 @@ def test_compiled_entry_pickles_by_reference() -> None:
     function does."""
     assert type(canonicalize).__name__ == "compiled_function"
     assert pickle.loads(pickle.dumps(canonicalize)) is canonicalize
+
+
+@needs_twin
+def test_compiled_twin_none_sets_the_c_entry_aside(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``compiled.twin = None`` turns the twin off for the C entry too, at once, and back on
+    (the entry reads the switch again only when compiled.py's globals change).  declined()
+    tells whether the twin ran: it is None after a target the twin served."""
+    assert compiled.declined is not None
+    canonicalize("ftp://h/")  # declined by the twin: it says why
+    declined = compiled.declined()
+    assert declined is not None
+    for _ in range(2):
+        with monkeypatch.context() as m:
+            m.setattr(compiled, "twin", None)
+            assert canonicalize("HTTP://H/%7e") == canonicalize_python("HTTP://H/%7e")
+            assert compiled.declined() == declined  # the twin did not run
+        assert canonicalize("HTTP://H/%7e") == canonicalize_python("HTTP://H/%7e")
+        assert compiled.declined() is None  # it did
+        canonicalize("ftp://h/")
 
 
 @needs_twin
