@@ -25,10 +25,6 @@ _ESCAPE_TRICKS = re.compile(
 _RAW_OVERLONG = re.compile("[\udcc0\udcc1][\udc80-\udcbf]")  # the same, as raw bytes
 _ESCAPED_SLASH = re.compile(r"%(?:2[Ff]|5[Cc])")
 _DOT_ESCAPES = re.compile(r"%2[Ee]")
-# A segment that starts with a dot, raw or escaped: first the first segment, then the others
-# (a search that starts with a literal "/" skips to each one).
-_FIRST_DOT = re.compile(r"\.|%2[Ee]").match
-_SLASH_DOT = re.compile(r"/(?:\.|%2[Ee])").search
 _ESCAPED_DOT = frozenset({"%2e", "%2E"})
 
 _new = tuple.__new__
@@ -94,8 +90,8 @@ def path(text: str, start: int, absolute: bool, out: Findings) -> None:
             out.add("escaped-slash", "path", start + m.start(), m.group())
     if "\\" in text:
         out.add("backslash", "path", start + text.index("\\"), "\\")
-    if _FIRST_DOT(text) is None and _SLASH_DOT(text) is None:
-        return  # no segment starts with a dot: "/a.html" (the most)
+    if "/." not in text and "/%2" not in text and text[:1] != "." and text[:3] not in _ESCAPED_DOT:
+        return  # no segment starts with a dot, raw or escaped: "/a.html" (the most)
     depth = 0
     offset = start
     segments = text.split("/")
