@@ -8,6 +8,7 @@ already canonical); `canonicalize_python` is the reference both are held to.
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Callable
 from functools import lru_cache
@@ -651,22 +652,23 @@ _HANDLERS: dict[tuple[str, str, str], Any] = {
 
 # What a text holds when a step may have something to do: a step whose search finds nothing
 # is skipped (its handler would return the text as it is).  Steps not named here always run.
-_NEEDS: dict[tuple[str, str, str], str] = {
+# A test of the empty text is `operator.not_`: a regex search costs more than the test.
+_NEEDS: dict[tuple[str, str, str], str | Callable[[str], object]] = {
     ("scheme", "lowercase-scheme", ""): "[A-Z]",
     ("host", "idna-host", ""): "[^\\x00-\\x7f]",
     ("host", "lowercase-host", ""): "[A-Z]",
     ("host", "strip-host-dot", ""): r"\.\Z",
     ("host", "numeric-host", ""): r"(?:\A|\.)[0-9][^.]*\.*\Z",  # rules.ends_in_number
-    ("port", "drop-empty-port", ""): r"\A\Z",
+    ("port", "drop-empty-port", ""): operator.not_,
     ("port", "strip-port-zeros", ""): r"\A0.",
     ("path", "backslash-as-slash", ""): r"\\",
     ("path", "drop-params", "path parameters"): ";",
     ("path", "merge-slashes", ""): "//",
     ("path", "empty-path", "origin-form"): r"\A(?!/)",
     ("path", "remove-dot-segments", ""): rules.DOT_SEGMENT,
-    ("path", "empty-path", "with an authority"): r"\A\Z",
+    ("path", "empty-path", "with an authority"): operator.not_,
     ("query", "sort-query", ""): "&",
-    ("query", "drop-empty-query", ""): r"\A\Z",
+    ("query", "drop-empty-query", ""): operator.not_,
 }
 
 # Steps that run whatever the policy: their findings are reported even with the rule off.
@@ -700,7 +702,9 @@ def _needs(step: Step, scan: dict[str, rules.Scanner]) -> Callable[[str], object
     if step.name == CHARACTERS:
         return None  # the scanner's own first test, one fullmatch, is the quickest
     pattern = _NEEDS.get((step.component, step.name, step.when))
-    return None if pattern is None else re.compile(pattern).search
+    if pattern is None or callable(pattern):
+        return pattern
+    return re.compile(pattern).search
 
 
 # --- the compiled entry (core/_speedups.c): `canonicalize` itself, with the twin in front

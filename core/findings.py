@@ -68,14 +68,17 @@ class Findings:
             item[2] += 1
 
     def freeze(self) -> tuple[Finding, ...]:
+        if not self.seen:  # most targets
+            return ()
         # Finding's own __new__ is Python code: tuple.__new__ builds the same value faster.
         return tuple(_new(Finding, (r, c, o, d, n)) for (r, c), (o, d, n) in self.seen.items())
 
 
 def escapes(text: str, component: str, start: int, out: Findings) -> None:
     """Escape tricks anywhere in userinfo, path, query or fragment."""
-    if "%" in text:
-        for m in _ESCAPE_TRICKS.finditer(text):
+    first = _ESCAPE_TRICKS.search(text) if "%" in text else None
+    if first is not None:  # most escapes are none of the tricks: one search finds that
+        for m in _ESCAPE_TRICKS.finditer(text, first.start()):
             name = (m.lastgroup or "").replace("_", "-")
             out.add(name, component, start + m.start(), m.group())
     if "\udcc0" in text or "\udcc1" in text:
@@ -85,7 +88,7 @@ def escapes(text: str, component: str, start: int, out: Findings) -> None:
 
 def path(text: str, start: int, absolute: bool, out: Findings) -> None:
     """Traversal-shaped paths: dot segments, raw or encoded, "..;", escaped and raw backslashes."""
-    if "%" in text:
+    if "%2" in text or "%5" in text:
         for m in _ESCAPED_SLASH.finditer(text):
             out.add("escaped-slash", "path", start + m.start(), m.group())
     if "\\" in text:
