@@ -213,7 +213,7 @@ class Scanner:
     here, a run of non-ASCII characters.  The text between is copied as it is.
     """
 
-    __slots__ = ("changes", "clean", "component", "escapes", "kept", "single")
+    __slots__ = ("changes", "clean", "component", "escapes", "kept", "rewrites", "single")
 
     def __init__(
         self,
@@ -268,6 +268,8 @@ class Scanner:
             "|(?P<wide>[^\x00-\x7f]+)"
             r"|\Z)"  # the clean rest
         )
+        # The same table keyed by the escape itself ("%7e"): the piece a match found.
+        self.rewrites = {"%" + pair: hit for pair, hit in self.escapes.items()}
 
     def unit(self, without: str = "") -> str:
         """A regex of one unit of text that no character rule changes here: a run of allowed
@@ -291,7 +293,7 @@ class Scanner:
             at, end = m.span(kind)
             piece = text[at:end]
             if kind == "escape":
-                new, rule = self.escapes[piece[1:]]
+                new, rule = self.rewrites[piece]
                 if not new:
                     raise InvalidTarget(
                         rule, comp, start + at, f"escaped slash {piece} in the path"

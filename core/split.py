@@ -20,14 +20,14 @@ FORMS: tuple[str, ...] = ("auto", "origin", "absolute", "authority", "asterisk",
 
 # RFC 3986 Appendix B, with the scheme held to §3.1's grammar so that "1a:b" or "[::1]:80" is not
 # taken for a scheme.  Every group is optional, so the pattern matches any string.  The common
-# authority, "[userinfo@]host[:port]" with no "[", "]" or other ":" in the host, is split here
-# as `split_authority` splits it (userinfo to the last "@", a port of digits); any other is the
-# ``authority`` group, which `split_authority` splits.
+# authority, "host[:port]" with no "@", "[", "]" or other ":" in the host, is split here as
+# `split_authority` splits it (a port of digits); any other is the ``authority`` group, which
+# `split_authority` splits.
 _URI_REFERENCE = re.compile(
     rf"""
     (?:(?P<scheme>{SCHEME}):)?
     (?://(?:
-        (?:(?P<userinfo>[^/?\#]*)@)?(?P<host>[^/?\#@\[\]:]*)(?::(?P<port>[0-9]*))?(?![^/?\#])
+        (?P<host>[^/?\#@\[\]:]*)(?::(?P<port>[0-9]*))?(?![^/?\#])
         |(?P<authority>[^/?\#]*)
     ))?
     (?P<path>[^?\#]*)
@@ -134,15 +134,14 @@ def split(target: str, form: str = "auto") -> Parts:
             "authority", _ABSENT, userinfo, host, port, ("", len(target)), _ABSENT, _ABSENT
         )
     # One call for the groups, then a start each (by number: a name costs a lookup).
-    _, userinfo_, host_, port_, authority, path, query, fragment = m.groups()
+    _, host_, port_, authority, path, query, fragment = m.groups()
     start = m.start
     if host_ is not None:
-        at = start(3)
-        userinfo = (userinfo_, start(2)) if userinfo_ is not None else (None, at)
-        host = (host_, at)
-        port = (port_, start(4)) if port_ is not None else (None, m.end(3))
+        at = start(2)
+        userinfo, host = (None, at), (host_, at)
+        port = (port_, start(3)) if port_ is not None else (None, m.end(2))
     elif authority is not None:
-        userinfo, host, port = split_authority(authority, start(5))
+        userinfo, host, port = split_authority(authority, start(4))
     else:
         userinfo = host = port = _ABSENT
     form = "absolute" if scheme is not None else "reference"
@@ -154,8 +153,8 @@ def split(target: str, form: str = "auto") -> Parts:
             userinfo,
             host,
             port,
-            (path, start(6)),
-            (query, start(7)),
-            (fragment, start(8)),
+            (path, start(5)),
+            (query, start(6)),
+            (fragment, start(7)),
         ),
     )
