@@ -82,9 +82,11 @@ def canonical_already(target: str, policy: Policy, form: str) -> Result | None:
 def _canonical_already(target: str, d: Derived, form: str) -> Result | None:
     # Dot segments, and path parameters drop-params may drop, take the full path.
     if "/." not in target and not (d.path_params and ";" in target):
-        if (form == "auto" or form == "absolute") and d.absolute(target):
-            return Result(target, target)
-        if (form == "auto" or form == "origin") and d.origin(target):
+        # An absolute-form target starts with its scheme, an origin-form one with "/".
+        if target[:1] == "/":
+            if (form == "auto" or form == "origin") and d.origin(target):
+                return Result(target, target)
+        elif (form == "auto" or form == "absolute") and d.absolute(target):
             return Result(target, target)
     return None
 

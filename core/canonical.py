@@ -8,6 +8,7 @@ already canonical); `canonicalize_python` is the reference both are held to.
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Callable
 from functools import lru_cache
@@ -191,12 +192,9 @@ def _plan(policy: Policy) -> _Plan:
     quiet: dict[str, Callable[[str], object]] = {
         c: scan[c].clean if names[c] == (CHARACTERS,) else _never for c in _COMPONENTS
     }
-    # A lowercase DNS name whose last label starts with a letter: not numeric, no dot to strip.
-    quiet["host"] = _LOWER_HOST
-    quiet["scheme"] = _LOWER_SCHEME
-    # A DNS name in mixed case, whose last label starts with a letter: the host steps only
-    # lowercase it (no IDNA, no character to escape, no dot to strip, not numeric).
-    quiet["host-case"] = _LDH_HOST if on("lowercase-host") else _never
+    # A DNS name whose last label starts with a letter: the host steps only lowercase it (no
+    # IDNA, no character to escape, no dot to strip, not numeric); lowercase, they leave it.
+    quiet["host"] = _LDH_HOST
     # An absolute path of segments that no rule touches: none empty ("//": merge-slashes, the
     # dot-prefix guard), none starting with "." (dot segments), no ";" when drop-params is on.
     segment = scan["path"].unit(without="/;" if on("drop-params") else "/")
@@ -208,9 +206,7 @@ def _never(text: str) -> None:
     return None
 
 
-_LOWER_HOST = re.compile(LDH_LOWER_HOST).fullmatch
 _LDH_HOST = re.compile(LDH_LOWER_HOST.replace("a-z", "A-Za-z")).fullmatch
-_LOWER_SCHEME = re.compile("[a-z][a-z0-9+.-]*").fullmatch
 _last_plan: tuple[Policy, _Plan] | None = None  # most calls reuse one policy: skip hashing it
 
 
@@ -326,7 +322,8 @@ class _Canonicalizer:
     # --- components, in output order
 
     def scheme_part(self, text: str | None, start: int) -> str | None:
-        if text is None or self.quiet["scheme"](text):
+        # The scheme split found starts with a letter (§3.1): lowercase when nothing is upper.
+        if text is None or text.islower():
             return text
         self.enter(text, start)
         return self.walk(self.steps["scheme"], text)
@@ -343,14 +340,13 @@ class _Canonicalizer:
 
     def host_part(self, text: str | None, start: int) -> str:
         text = text or ""
-        quiet = self.quiet
-        if quiet["host"](text):
-            return text
-        if quiet["host-case"](text):  # only lowercase-host has anything to do: one edit
+        if self.quiet["host"](text):  # a DNS name in any case, its last label a letter's
             lower = text.lower()
-            if lower != text:
+            if lower == text:
+                return text  # no host step changes it or reports on it
+            if self.on("lowercase-host"):  # the host steps only lowercase it: one edit
                 self.edits.add("lowercase-host", "host", start, start + len(text), text, lower)
-            return lower
+                return lower
         literal = rules.ip_literal(text) if text[:1] == "[" else None
         if literal is not None:
             return self.ip_literal(literal, start)
@@ -556,8 +552,7 @@ def _origin_slash(c: _Canonicalizer, text: str) -> str:
 
 
 def _remove_dot_segments(c: _Canonicalizer, text: str) -> str:
-    if not rules.has_dot_segments(text):
-        return text
+    # Run only on a path with a dot segment (_NEEDS); without one it would resolve to itself.
     if c.relative:
         resolved = rules.remove_dot_segments_relative(text)
     elif text[:1] == "/":
@@ -657,22 +652,23 @@ _HANDLERS: dict[tuple[str, str, str], Any] = {
 
 # What a text holds when a step may have something to do: a step whose search finds nothing
 # is skipped (its handler would return the text as it is).  Steps not named here always run.
-_NEEDS: dict[tuple[str, str, str], str] = {
+# A test of the empty text is `operator.not_`: a regex search costs more than the test.
+_NEEDS: dict[tuple[str, str, str], str | Callable[[str], object]] = {
     ("scheme", "lowercase-scheme", ""): "[A-Z]",
     ("host", "idna-host", ""): "[^\\x00-\\x7f]",
     ("host", "lowercase-host", ""): "[A-Z]",
     ("host", "strip-host-dot", ""): r"\.\Z",
     ("host", "numeric-host", ""): r"(?:\A|\.)[0-9][^.]*\.*\Z",  # rules.ends_in_number
-    ("port", "drop-empty-port", ""): r"\A\Z",
+    ("port", "drop-empty-port", ""): operator.not_,
     ("port", "strip-port-zeros", ""): r"\A0.",
     ("path", "backslash-as-slash", ""): r"\\",
     ("path", "drop-params", "path parameters"): ";",
     ("path", "merge-slashes", ""): "//",
     ("path", "empty-path", "origin-form"): r"\A(?!/)",
     ("path", "remove-dot-segments", ""): rules.DOT_SEGMENT,
-    ("path", "empty-path", "with an authority"): r"\A\Z",
+    ("path", "empty-path", "with an authority"): operator.not_,
     ("query", "sort-query", ""): "&",
-    ("query", "drop-empty-query", ""): r"\A\Z",
+    ("query", "drop-empty-query", ""): operator.not_,
 }
 
 # Steps that run whatever the policy: their findings are reported even with the rule off.
@@ -706,7 +702,9 @@ def _needs(step: Step, scan: dict[str, rules.Scanner]) -> Callable[[str], object
     if step.name == CHARACTERS:
         return None  # the scanner's own first test, one fullmatch, is the quickest
     pattern = _NEEDS.get((step.component, step.name, step.when))
-    return None if pattern is None else re.compile(pattern).search
+    if pattern is None or callable(pattern):
+        return pattern
+    return re.compile(pattern).search
 
 
 # --- the compiled entry (core/_speedups.c): `canonicalize` itself, with the twin in front

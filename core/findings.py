@@ -25,10 +25,6 @@ _ESCAPE_TRICKS = re.compile(
 _RAW_OVERLONG = re.compile("[\udcc0\udcc1][\udc80-\udcbf]")  # the same, as raw bytes
 _ESCAPED_SLASH = re.compile(r"%(?:2[Ff]|5[Cc])")
 _DOT_ESCAPES = re.compile(r"%2[Ee]")
-# A segment that starts with a dot, raw or escaped: first the first segment, then the others
-# (a search that starts with a literal "/" skips to each one).
-_FIRST_DOT = re.compile(r"\.|%2[Ee]").match
-_SLASH_DOT = re.compile(r"/(?:\.|%2[Ee])").search
 _ESCAPED_DOT = frozenset({"%2e", "%2E"})
 
 _new = tuple.__new__
@@ -72,14 +68,17 @@ class Findings:
             item[2] += 1
 
     def freeze(self) -> tuple[Finding, ...]:
+        if not self.seen:  # most targets
+            return ()
         # Finding's own __new__ is Python code: tuple.__new__ builds the same value faster.
         return tuple(_new(Finding, (r, c, o, d, n)) for (r, c), (o, d, n) in self.seen.items())
 
 
 def escapes(text: str, component: str, start: int, out: Findings) -> None:
     """Escape tricks anywhere in userinfo, path, query or fragment."""
-    if "%" in text:
-        for m in _ESCAPE_TRICKS.finditer(text):
+    first = _ESCAPE_TRICKS.search(text) if "%" in text else None
+    if first is not None:  # most escapes are none of the tricks: one search finds that
+        for m in _ESCAPE_TRICKS.finditer(text, first.start()):
             name = (m.lastgroup or "").replace("_", "-")
             out.add(name, component, start + m.start(), m.group())
     if "\udcc0" in text or "\udcc1" in text:
@@ -89,13 +88,13 @@ def escapes(text: str, component: str, start: int, out: Findings) -> None:
 
 def path(text: str, start: int, absolute: bool, out: Findings) -> None:
     """Traversal-shaped paths: dot segments, raw or encoded, "..;", escaped and raw backslashes."""
-    if "%" in text:
+    if "%2" in text or "%5" in text:
         for m in _ESCAPED_SLASH.finditer(text):
             out.add("escaped-slash", "path", start + m.start(), m.group())
     if "\\" in text:
         out.add("backslash", "path", start + text.index("\\"), "\\")
-    if _FIRST_DOT(text) is None and _SLASH_DOT(text) is None:
-        return  # no segment starts with a dot: "/a.html" (the most)
+    if "/." not in text and "/%2" not in text and text[:1] != "." and text[:3] not in _ESCAPED_DOT:
+        return  # no segment starts with a dot, raw or escaped: "/a.html" (the most)
     depth = 0
     offset = start
     segments = text.split("/")

@@ -31,9 +31,11 @@ class Edits:
     pass read it (`view`) and ``before`` is still ``input[start:end]``.  A structural rule's
     edit (`whole`) neither merges nor folds.
 
-    The last character edit stays open (``rule``, ``start``, ``end``, the texts after in
-    ``afters``) until one arrives that it cannot take: a run costs one list append per rewrite
-    and one join, in linear time.
+    Each rewrite is stored as its `Edit` at once; the last character edit stays open (``rule``,
+    ``end``) for the next rewrite to join.  Only a rewrite that joins it starts a run (the texts
+    after in ``afters``), which becomes one `Edit` in its place when a rewrite arrives that it
+    cannot take: a run costs one list append per rewrite and one join, in linear time, and the
+    common rewrite that joins nothing costs one tuple.
 
     Two components are read in two passes, each of which keeps the text's length: the host
     (lowercase-host, then the characters) and the path under backslash-as-slash.  Each pass
@@ -43,14 +45,12 @@ class Edits:
 
     __slots__ = (
         "afters",
-        "before",
         "component",
         "count",
         "done",
         "end",
         "folded",
         "rule",
-        "start",
         "strict",
         "text",
         "view",
@@ -59,12 +59,11 @@ class Edits:
 
     def __init__(self, strict: bool, text: str = "") -> None:
         self.done: list[Edit] = []
-        self.rule = ""  # "": no open character edit
-        self.component = ""  # the last edit's, open or done
+        self.rule = ""  # "": the last edit is no open character edit
+        self.component = ""  # the last edit's
         self.count = 0  # how many edits ``component`` holds
-        self.start = self.end = -1
-        self.before = ""  # the open edit's first text before
-        self.afters: list[str] = []
+        self.end = -1  # where the open character edit ends
+        self.afters: list[str] | None = None  # a run: the texts after of the open edit
         self.folded: set[str] | None = None  # the rules of a folded open edit
         self.strict = strict
         self.text = text  # the input
@@ -74,50 +73,51 @@ class Edits:
 
     def add(self, rule: str, component: str, start: int, end: int, before: str, after: str) -> None:
         """A character rule rewrote ``before``, the input's text from ``start`` to ``end``."""
-        if self.rule and component == self.component:
-            if start == self.end and rule == self.rule:
-                self.end = end
-                self.afters.append(after)
-                return
-            if self.count >= FOLD_AFTER and start >= self.end:
-                self._fold(rule, start, end, after)
-                return
-            self._close()
-            self.count += 1
-        elif component == self.component:
+        if component == self.component:
+            if self.rule:  # the last edit is this component's, and open
+                if start == self.end and rule == self.rule:
+                    self._join(end, after)
+                    return
+                if self.count >= FOLD_AFTER and start >= self.end:
+                    self._fold(rule, start, end, after)
+                    return
+                if self.afters is not None:
+                    self._close()
             self.count += 1
         else:
-            if self.rule:
+            if self.afters is not None:
                 self._close()
             self.component = component
             self.count = 1
         self.rule = rule
-        self.start = start
         self.end = end
-        self.before = before
-        self.afters = [after]
+        self.done.append(_new(Edit, (rule, component, start, end, before, after)))
 
     def whole(
         self, rule: str, component: str, start: int, end: int, before: str, after: str
     ) -> None:
         """A structural rule rewrote a component: ``before`` is the component as it saw it."""
-        self._open(component)
-        self.done.append(_new(Edit, (rule, component, start, end, before, after)))
-
-    def _open(self, component: str) -> None:
-        if self.rule:
+        if self.afters is not None:
             self._close()
+        self.rule = ""
         if component == self.component:
             self.count += 1
         else:
             self.component = component
             self.count = 1
+        self.done.append(_new(Edit, (rule, component, start, end, before, after)))
+
+    def _join(self, end: int, after: str) -> None:
+        """The open edit takes ``after``, the rewrite of the text up to ``end`` that follows it."""
+        if self.afters is None:
+            self.afters = [self.done[-1].after]
+        self.afters.append(after)
+        self.end = end
 
     def _fold(self, rule: str, start: int, end: int, after: str) -> None:
         if start > self.end:
-            self.afters.append(self._gap(self.end, start))
-        self.afters.append(after)
-        self.end = end
+            self._join(start, self._gap(self.end, start))
+        self._join(end, after)
         if self.folded is None:
             self.folded = {self.rule}
         self.folded.add(rule)
@@ -130,26 +130,28 @@ class Edits:
         return self.text[start:end]
 
     def _close(self) -> None:
+        """The open run becomes one `Edit`, in the place of its first rewrite's."""
         afters = self.afters
-        if len(afters) == 1:
-            before, after = self.before, afters[0]
-        else:
-            before, after = self.text[self.start : self.end], "".join(afters)
+        assert afters is not None
         rule = self.rule
         if self.folded is not None:
             rule = folded_name(frozenset(self.folded))
             self.folded = None
+        first = self.done[-1]
+        start, end = first.start, self.end
         # Edit's own __new__ is Python code: tuple.__new__ is a third faster per edit.
-        self.done.append(_new(Edit, (rule, self.component, self.start, self.end, before, after)))
-        self.rule = ""
+        self.done[-1] = _new(
+            Edit, (rule, first.component, start, end, self.text[start:end], "".join(afters))
+        )
+        self.afters = None
 
     def __len__(self) -> int:
-        return len(self.done) + (1 if self.rule else 0)
+        return len(self.done)
 
     @property
     def starts(self) -> list[int]:
         """The start of each edit so far, in order."""
-        return [e.start for e in self.done] + ([self.start] if self.rule else [])
+        return [e.start for e in self.done]
 
     def repair(self, rule: str, component: str, offset: int, message: str) -> None:
         """A repair is about to happen: a strict policy refuses it instead."""
@@ -157,8 +159,9 @@ class Edits:
             raise InvalidTarget(rule, component, offset, message)
 
     def freeze(self) -> tuple[Edit, ...]:
-        if self.rule:
+        if self.afters is not None:
             self._close()
+        self.rule = ""
         return tuple(self.done)
 
 
@@ -210,7 +213,7 @@ class Scanner:
     here, a run of non-ASCII characters.  The text between is copied as it is.
     """
 
-    __slots__ = ("changes", "clean", "component", "escapes", "kept", "single")
+    __slots__ = ("changes", "clean", "component", "escapes", "kept", "rewrites", "single")
 
     def __init__(
         self,
@@ -265,6 +268,8 @@ class Scanner:
             "|(?P<wide>[^\x00-\x7f]+)"
             r"|\Z)"  # the clean rest
         )
+        # The same table keyed by the escape itself ("%7e"): the piece a match found.
+        self.rewrites = {"%" + pair: hit for pair, hit in self.escapes.items()}
 
     def unit(self, without: str = "") -> str:
         """A regex of one unit of text that no character rule changes here: a run of allowed
@@ -288,7 +293,7 @@ class Scanner:
             at, end = m.span(kind)
             piece = text[at:end]
             if kind == "escape":
-                new, rule = self.escapes[piece[1:]]
+                new, rule = self.rewrites[piece]
                 if not new:
                     raise InvalidTarget(
                         rule, comp, start + at, f"escaped slash {piece} in the path"

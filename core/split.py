@@ -19,11 +19,17 @@ Form = Literal["auto", "origin", "absolute", "authority", "asterisk", "reference
 FORMS: tuple[str, ...] = ("auto", "origin", "absolute", "authority", "asterisk", "reference")
 
 # RFC 3986 Appendix B, with the scheme held to §3.1's grammar so that "1a:b" or "[::1]:80" is not
-# taken for a scheme.  Every group is optional, so the pattern matches any string.
+# taken for a scheme.  Every group is optional, so the pattern matches any string.  The common
+# authority, "host[:port]" with no "@", "[", "]" or other ":" in the host, is split here as
+# `split_authority` splits it (a port of digits); any other is the ``authority`` group, which
+# `split_authority` splits.
 _URI_REFERENCE = re.compile(
     rf"""
     (?:(?P<scheme>{SCHEME}):)?
-    (?://(?P<authority>[^/?\#]*))?
+    (?://(?:
+        (?P<host>[^/?\#@\[\]:]*)(?::(?P<port>[0-9]*))?(?![^/?\#])
+        |(?P<authority>[^/?\#]*)
+    ))?
     (?P<path>[^?\#]*)
     (?:\?(?P<query>[^\#]*))?
     (?:\#(?P<fragment>.*))?
@@ -127,15 +133,18 @@ def split(target: str, form: str = "auto") -> Parts:
         return Parts(
             "authority", _ABSENT, userinfo, host, port, ("", len(target)), _ABSENT, _ABSENT
         )
-    authority = m.group("authority")
-    if authority is not None:
-        userinfo, host, port = split_authority(authority, m.start("authority"))
+    # One call for the groups, then a start each (by number: a name costs a lookup).
+    _, host_, port_, authority, path, query, fragment = m.groups()
+    start = m.start
+    if host_ is not None:
+        at = start(2)
+        userinfo, host = (None, at), (host_, at)
+        port = (port_, start(3)) if port_ is not None else (None, m.end(2))
+    elif authority is not None:
+        userinfo, host, port = split_authority(authority, start(4))
     else:
         userinfo = host = port = _ABSENT
     form = "absolute" if scheme is not None else "reference"
-    # One call for the groups, then a start each (by number: a name costs a lookup).
-    _, _, path, query, fragment = m.groups()
-    start = m.start
     return _new(
         Parts,
         (
@@ -144,8 +153,8 @@ def split(target: str, form: str = "auto") -> Parts:
             userinfo,
             host,
             port,
-            (path, start(3)),
-            (query, start(4)),
-            (fragment, start(5)),
+            (path, start(5)),
+            (query, start(6)),
+            (fragment, start(7)),
         ),
     )
