@@ -68,12 +68,13 @@ def open_source(path: str) -> IO[bytes]:
     return cast(IO[bytes], buffered)
 
 
-class _Gunzipped(io.BufferedReader):
-    """A gzip stream, buffered again so that `detect` can peek at the uncompressed bytes; its
-    `close` closes the compressed file as well (`GzipFile` leaves a given file open)."""
+class GzipInput(gzip.GzipFile):
+    """A gzip stream read from ``compressed``; closing it closes ``compressed`` too (`GzipFile`
+    leaves a file it was given open), unless that is standard input.  ``urlsan canon`` reads
+    its gzip input through it as well."""
 
     def __init__(self, compressed: io.BufferedReader) -> None:
-        super().__init__(cast(Any, gzip.GzipFile(fileobj=compressed, mode="rb")))
+        super().__init__(fileobj=compressed, mode="rb")
         self._compressed = compressed
 
     def close(self) -> None:
@@ -82,6 +83,13 @@ class _Gunzipped(io.BufferedReader):
         finally:
             if self._compressed is not sys.stdin.buffer:
                 self._compressed.close()
+
+
+class _Gunzipped(io.BufferedReader):
+    """A gzip stream, buffered again so that `detect` can peek at the uncompressed bytes."""
+
+    def __init__(self, compressed: io.BufferedReader) -> None:
+        super().__init__(cast(Any, GzipInput(compressed)))
 
 
 # A tnetstring dictionary whose first key is a short name: how every mitmproxy flow begins

@@ -417,24 +417,10 @@ def open_input(path: str) -> IO[bytes]:
     raw: Any = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
     buffered: Any = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)
     if buffered.peek(2)[:2] == _GZIP_MAGIC:
-        return cast(IO[bytes], _GzipInput(buffered))
+        from ..audit.sources import GzipInput  # here: plain input starts without audit's imports
+
+        return cast(IO[bytes], GzipInput(buffered))
     return cast(IO[bytes], buffered)
-
-
-class _GzipInput(gzip.GzipFile):
-    """A gzip input whose `close` closes the compressed file too (`GzipFile` leaves a file it
-    was given open), unless that is standard input."""
-
-    def __init__(self, compressed: io.BufferedReader) -> None:
-        super().__init__(fileobj=compressed, mode="rb")
-        self._compressed = compressed
-
-    def close(self) -> None:
-        try:
-            super().close()
-        finally:
-            if self._compressed is not sys.stdin.buffer:
-                self._compressed.close()
 
 
 def open_output(path: str) -> IO[bytes]:
