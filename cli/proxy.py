@@ -64,16 +64,22 @@ def help_text(addon: Any) -> str:
 
 
 M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter (malloc.h)
-MMAP_THRESHOLD = 128 * 1024  # glibc's initial value, kept instead of raised
+# Above asyncio's socket reads (each recv allocates max_size, 256 KiB, and shrinks it to what
+# came): below that, every read of every connection could be an mmap, page faults and a munmap.
+MMAP_THRESHOLD = 512 * 1024
 
 
 def return_large_blocks() -> None:
-    """Have glibc give blocks of 128 KiB or more back to the system as soon as they are freed.
+    """Have glibc give blocks of 512 KiB or more back to the system as soon as they are freed.
 
     glibc raises its mmap threshold to the size of each large block freed (up to 32 MiB), and
     serves later ones from its heaps, which keep the memory: a proxy that has handled hostile
-    megabyte targets then stays 50-70 MiB larger (bench/proxy.py --scenario memory).  A fixed
-    threshold keeps it flat.  Nothing happens without glibc or when MALLOC_MMAP_THRESHOLD_ is set.
+    megabyte targets then stays 50 MiB larger (bench/proxy.py --scenario memory).  A fixed
+    threshold keeps it flat.  glibc's initial 128 KiB did too, but then asyncio's 256 KiB read
+    buffers were mapped and unmapped on each read whenever the heap had no free 256 KiB at hand
+    (a proxy whose heap was laid out so took 4 page faults and 35-55 µs more system CPU per
+    request on bench/proxy.py's 50%-dirty mix).
+    Nothing happens without glibc or when MALLOC_MMAP_THRESHOLD_ is set.
     """
     if "MALLOC_MMAP_THRESHOLD_" in os.environ:
         return

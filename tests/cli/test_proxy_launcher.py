@@ -94,6 +94,14 @@ def _loaded_options(addon: Any) -> list[tuple[str, Any, str, Any]]:
     return loader.options
 
 
+def test_mmap_threshold_above_asyncio_reads() -> None:
+    # Each socket read allocates the transport's max_size first (selector_events): a threshold
+    # at or below it would make every read an mmap and a munmap, with page faults.
+    from asyncio.selector_events import _SelectorSocketTransport
+
+    assert _SelectorSocketTransport.max_size + 4096 < cli.MMAP_THRESHOLD
+
+
 def test_return_large_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[tuple[int, int]] = []
 
@@ -105,7 +113,7 @@ def test_return_large_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cli.ctypes, "CDLL", lambda name: Libc())
     monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
     cli.return_large_blocks()
-    assert calls == [(-3, 128 * 1024)]
+    assert calls == [(-3, cli.MMAP_THRESHOLD)]
     monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "65536")  # the user's choice wins
     cli.return_large_blocks()
     assert len(calls) == 1
