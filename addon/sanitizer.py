@@ -366,8 +366,31 @@ class UrlSanitizer:
         except Exception:
             self._failed(flow, settings)
             return None
-        self._handle(flow, settings, target, host_header)
+        if not self._unchanged(flow, settings, target, host_header):
+            self._handle(flow, settings, target, host_header)
         return None
+
+    def _unchanged(
+        self, flow: http.HTTPFlow, settings: Settings, target: Checked, host_header: str | None
+    ) -> bool:
+        """Most requests, at their own cost: a target core left as it was and found nothing in,
+        sent with a canonical Host and no absolute-form authority.  False for any other request,
+        which `_handle` then decides (the same outcome, through every step)."""
+        if target.changed or target.findings or target.refused is not None:
+            return False
+        request = flow.request
+        if request.data.authority and not (request.is_http2 or request.is_http3):
+            return False
+        if host_header:
+            try:
+                canonical, _ = settings.hosts(host_header, request.scheme)
+            except InvalidTarget:
+                return False
+            if canonical != host_header:
+                return False
+        flow.metadata["urlsan"] = audit_record.unchanged(target.input)
+        self.actions["unchanged"] += 1
+        return True
 
     async def _check_long(self, flow: http.HTTPFlow, settings: Settings) -> None:
         raw = flow.request.data.path

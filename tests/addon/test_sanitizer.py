@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from mitmproxy import exceptions, http
 from mitmproxy.test import taddons, tflow, tutils
 from urlsan.addon import UrlSanitizer
@@ -822,3 +824,40 @@ def test_the_proxy_says_once_when_the_compiled_path_is_missing(
         r.getMessage() for r in caplog.records if "compiled canonicalizer" in r.getMessage()
     ]
     assert len(warnings) == 1 and "pip install" in warnings[0]
+
+
+def _hook_effects(addon: UrlSanitizer, f: http.HTTPFlow) -> tuple[Any, ...]:
+    addon.requestheaders(f)
+    r = f.request
+    return (
+        r.data.path, r.data.authority, r.data.headers.fields, f.comment, f.marked,
+        f.response and f.response.status_code, f.metadata.get("urlsan"), addon.counts(),
+    )  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    path=st.sampled_from([b"/", b"/a/c?x=~", b"/clean", b"/a%2Fb", b"/%7e", b"/a/./b", b"*"])
+    | st.binary(max_size=12).map(lambda b: b"/" + b),
+    host=st.sampled_from([b"example.com", b"Example.com", b"example.com:80", b"ex_ample.com",
+                          b"[::1]:8080", b"u@example.com", b"", b"\xc3\xa9.example"]),
+    http2=st.booleans(),
+    authority=st.sampled_from([b"", b"example.com", b"EXAMPLE.com:80"]),
+    mode=st.sampled_from(MODES),
+    profile=st.sampled_from(["rfc3986", "strict", "crawler"]),
+)  # fmt: skip
+def test_unchanged_fast_path_decides_as_the_full_path(
+    path: bytes, host: bytes, http2: bool, authority: bytes, mode: str, profile: str
+) -> None:
+    # Most requests take `_unchanged`; every effect a user sees (what is forwarded, the flow's
+    # comment, mark and metadata, the counters) must be what `_handle` decides for them.
+    effects = []
+    for fast in (True, False):
+        addon = UrlSanitizer()
+        if not fast:
+            addon._unchanged = lambda *args: False  # type: ignore[method-assign]
+        with taddons.context(addon) as tctx:
+            tctx.configure(addon, urlsan_mode=mode, urlsan_profile=profile)
+            f = flow(path, host=host, http2=http2, authority=authority)
+            effects.append(_hook_effects(addon, f))
+    assert effects[0] == effects[1]
