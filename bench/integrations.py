@@ -259,7 +259,7 @@ def table(n: int, scale: int, rows: list[Row]) -> str:
         f"{n:,} URLs (crawler profile); marginal: between {n:,} and {n * scale:,}",
         "",
         "| path | cores | wall s | URLs/s (wall) | CPU s | URLs per CPU-second | vs loop "
-        f"| CPU s x{scale} | marginal URLs per CPU-second | vs loop |",
+        f"| CPU s more at x{scale} | marginal URLs per CPU-second | vs loop |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for row in rows:
