@@ -58,6 +58,8 @@ from urlsan.core import Policy, canonicalize
 HERE = Path(__file__).resolve().parent
 CORPORA = ("ada-kasztp.txt", "ada-userbait.txt")
 CRAWLER = Policy.profile("crawler")
+# CPU times come in clock ticks (10 ms): a smaller difference between two runs says nothing.
+RESOLUTION = 0.03
 
 
 def load(corpus_dir: Path, repeat: int) -> list[str]:
@@ -264,11 +266,15 @@ def table(n: int, scale: int, rows: list[Row]) -> str:
     ]
     for row in rows:
         per_core = n / row.cpu
-        marginal = extra / max(row.extra_cpu, 1e-3)  # max(): never a division by zero
+        if row.extra_cpu < RESOLUTION:  # a difference of clock ticks: no figure at all
+            marginal_cells = "- | - |"
+        else:
+            marginal = extra / row.extra_cpu
+            marginal_cells = f"{marginal:,.0f} | {marginal / base_marginal:.2f}x |"
         lines.append(
             f"| {row.path} | {row.cores} | {row.seconds:.2f} | {n / row.seconds:,.0f} | "
             f"{row.cpu:.2f} | {per_core:,.0f} | {per_core / base:.2f}x | "
-            f"{row.extra_cpu:.2f} | {marginal:,.0f} | {marginal / base_marginal:.2f}x |"
+            f"{row.extra_cpu:.2f} | {marginal_cells}"
         )
     return "\n".join(lines)
 
