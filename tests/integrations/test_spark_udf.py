@@ -113,6 +113,28 @@ def test_the_pandas_udf_of_older_pysparks_gives_the_same_struct() -> None:
     assert arrow[2] == {"url": None, "changed": False, "rules": ["reject-escaped-slash"]}
 
 
+def test_a_worker_freezes_its_heap_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a Spark task the first batch moves the worker's objects out of the collector's reach
+    (PySpark collects after every task); outside one, and on later batches, nothing is frozen."""
+    import gc
+
+    import pyarrow as pa
+    import urlsan.spark
+    from urlsan.spark import _canonicalize_arrow, build_policy
+
+    freezes: list[None] = []
+    monkeypatch.setattr(gc, "freeze", lambda: freezes.append(None))
+    monkeypatch.setattr(urlsan.spark, "_heap_frozen", False)
+    batch = _canonicalize_arrow(build_policy())
+    values = pa.array([url for (url,) in URLS], pa.string())
+    expected = batch(values).to_pylist()
+    assert freezes == []  # no task: the driver, or this test
+    monkeypatch.setattr(urlsan.spark.TaskContext, "get", classmethod(lambda cls: object()))
+    assert batch(values).to_pylist() == expected
+    assert batch(values).to_pylist() == expected
+    assert len(freezes) == 1
+
+
 def test_bad_options_fail_on_the_driver() -> None:
     # (No session needed: a job builds its UDF before starting Spark, and fails early.)
     with pytest.raises(ValueError, match="unknown profile"):
