@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -835,6 +836,15 @@ def _hook_effects(addon: UrlSanitizer, f: http.HTTPFlow) -> tuple[Any, ...]:
     )  # fmt: skip
 
 
+@pytest.fixture(scope="module")
+def addon_in_context() -> Iterator[tuple[UrlSanitizer, Any]]:
+    # One mitmproxy test context for all examples: each keeps an event loop's file descriptors
+    # open, and hundreds of them would exhaust select()'s 1024 for the tests after these.
+    addon = UrlSanitizer()
+    with taddons.context(addon) as tctx:
+        yield addon, tctx
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     path=st.sampled_from([b"/", b"/a/c?x=~", b"/clean", b"/a%2Fb", b"/%7e", b"/a/./b", b"*"])
@@ -847,17 +857,27 @@ def _hook_effects(addon: UrlSanitizer, f: http.HTTPFlow) -> tuple[Any, ...]:
     profile=st.sampled_from(["rfc3986", "strict", "crawler"]),
 )  # fmt: skip
 def test_unchanged_fast_path_decides_as_the_full_path(
-    path: bytes, host: bytes, http2: bool, authority: bytes, mode: str, profile: str
+    addon_in_context: tuple[UrlSanitizer, Any],
+    path: bytes,
+    host: bytes,
+    http2: bool,
+    authority: bytes,
+    mode: str,
+    profile: str,
 ) -> None:
     # Most requests take `_unchanged`; every effect a user sees (what is forwarded, the flow's
     # comment, mark and metadata, the counters) must be what `_handle` decides for them.
+    addon, tctx = addon_in_context
+    tctx.configure(addon, urlsan_mode=mode, urlsan_profile=profile)
     effects = []
-    for fast in (True, False):
-        addon = UrlSanitizer()
-        if not fast:
-            addon._unchanged = lambda *args: False  # type: ignore[method-assign]
-        with taddons.context(addon) as tctx:
-            tctx.configure(addon, urlsan_mode=mode, urlsan_profile=profile)
+    try:
+        for full in (False, True):
+            if full:  # every request through _handle
+                addon._unchanged = lambda *args: False  # type: ignore[method-assign]
+            addon.actions.clear()
+            addon.rules.clear()
             f = flow(path, host=host, http2=http2, authority=authority)
             effects.append(_hook_effects(addon, f))
+    finally:
+        addon.__dict__.pop("_unchanged", None)
     assert effects[0] == effects[1]
