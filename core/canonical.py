@@ -20,7 +20,7 @@ from .charsets import LDH_LOWER_HOST
 from .pipeline import CHARACTERS, COMPONENTS, PIPELINE, Step
 from .policy import DEFAULT_POLICY, DEFAULT_PORTS, PROFILES, Policy
 from .result import InvalidTarget, Result
-from .split import FORMS, Parts, split, split_authority
+from .split import FORMS, Parts, Span, split, split_authority
 
 _COMPONENTS = ("userinfo", "host", "path", "query", "fragment")
 _new = tuple.__new__
@@ -288,7 +288,7 @@ class _Canonicalizer:
         if form == "asterisk":
             return Result(self.target, self.target)
         authority_only = form == "authority-only"
-        scheme = parts.scheme[0] if authority_only else self.scheme_part(*parts.scheme)
+        scheme = parts.scheme[0] if authority_only else self.scheme_part(parts.scheme)
         self.scheme = scheme
         out: list[str] = [scheme, ":"] if scheme is not None and not authority_only else []
         self.host = self.sent_to
@@ -296,11 +296,11 @@ class _Canonicalizer:
             self.has_authority = True
             self.authority(parts, out)
         if not authority_only:
-            out.append(self.path_part(*parts.path))
-            query_ = self.query_part(*parts.query)
+            out.append(self.path_part(parts.path))
+            query_ = self.query_part(parts.query)
             if query_ is not None:
                 out += ("?", query_)
-            fragment = self.fragment_part(*parts.fragment)
+            fragment = self.fragment_part(parts.fragment)
             if fragment is not None:
                 out += ("#", fragment)
         url = "".join(out)
@@ -308,9 +308,9 @@ class _Canonicalizer:
         return _new(Result, (self.target, url, self.edits.freeze(), self.findings.freeze()))
 
     def authority(self, parts: Parts, out: list[str]) -> None:
-        userinfo = self.userinfo_part(*parts.userinfo)
-        host = self.host = self.host_part(*parts.host)
-        port = self.port_part(*parts.port)
+        userinfo = self.userinfo_part(parts.userinfo)
+        host = self.host = self.host_part(parts.host)
+        port = self.port_part(parts.port)
         if self.form not in ("authority", "authority-only"):
             out.append("//")
         if userinfo is not None:
@@ -319,16 +319,20 @@ class _Canonicalizer:
         if port is not None:
             out += (":", port)
 
-    # --- components, in output order
+    # --- components, in output order: each takes its span (text, offset in the input), not
+    # the two as ``*span``, which calls through C (a call of its own, not the caller's loop)
 
-    def scheme_part(self, text: str | None, start: int) -> str | None:
-        # The scheme split found starts with a letter (§3.1): lowercase when nothing is upper.
+    def scheme_part(self, span: Span) -> str | None:
+        text, start = span
+        # The scheme split found starts with a letter (§3.1): lowercase when nothing is upper
+        # (which is why lowercase-scheme has no search of its own in _NEEDS).
         if text is None or text.islower():
             return text
         self.enter(text, start)
         return self.walk(self.steps["scheme"], text)
 
-    def userinfo_part(self, text: str | None, start: int) -> str | None:
+    def userinfo_part(self, span: Span) -> str | None:
+        text, start = span
         if text is None:
             return None
         detect.userinfo(text, start, self.findings)
@@ -338,7 +342,8 @@ class _Canonicalizer:
         self.enter(text, start)
         return self.walk(self.steps["userinfo"], text)
 
-    def host_part(self, text: str | None, start: int) -> str:
+    def host_part(self, span: Span) -> str:
+        text, start = span
         text = text or ""
         if self.quiet["host"](text):  # a DNS name in any case, its last label a letter's
             lower = text.lower()
@@ -382,7 +387,8 @@ class _Canonicalizer:
         zone = zones.scan(zone, start + literal.start("zone"), edits)
         return f"[{address}%25{zone}]"
 
-    def port_part(self, port: str | None, start: int) -> str | None:
+    def port_part(self, span: Span) -> str | None:
+        port, start = span
         if port is None or (
             port[:1] not in ("", "0") and DEFAULT_PORTS.get(self.scheme or "") != port
         ):
@@ -390,7 +396,8 @@ class _Canonicalizer:
         self.enter(port, start)
         return self.walk(self.steps["port"], port)
 
-    def path_part(self, text: str | None, start: int) -> str:
+    def path_part(self, span: Span) -> str:
+        text, start = span
         text = text or ""
         relative = (
             self.form != "origin"
@@ -412,7 +419,8 @@ class _Canonicalizer:
             )
         return self.walk(self.steps["path"], text) or ""
 
-    def query_part(self, text: str | None, start: int) -> str | None:
+    def query_part(self, span: Span) -> str | None:
+        text, start = span
         if text is None:
             return None
         detect.escapes(text, "query", start, self.findings)
@@ -421,7 +429,8 @@ class _Canonicalizer:
         self.enter(text, start)
         return self.walk(self.steps["query"], text)
 
-    def fragment_part(self, text: str | None, start: int) -> str | None:
+    def fragment_part(self, span: Span) -> str | None:
+        text, start = span
         if text is None:
             return None
         if not self.on("strip-fragment"):
@@ -654,7 +663,6 @@ _HANDLERS: dict[tuple[str, str, str], Any] = {
 # is skipped (its handler would return the text as it is).  Steps not named here always run.
 # A test of the empty text is `operator.not_`: a regex search costs more than the test.
 _NEEDS: dict[tuple[str, str, str], str | Callable[[str], object]] = {
-    ("scheme", "lowercase-scheme", ""): "[A-Z]",
     ("host", "idna-host", ""): "[^\\x00-\\x7f]",
     ("host", "lowercase-host", ""): "[A-Z]",
     ("host", "strip-host-dot", ""): r"\.\Z",
