@@ -589,6 +589,8 @@ def _empty_path(c: _Canonicalizer, text: str) -> str:
 
 
 def _dot_prefix(c: _Canonicalizer, text: str) -> str:
+    if not c.relative and (c.has_authority or text[:2] != "//"):
+        return text  # most paths: _guard has none for them
     # A "//" that rewriting made ("/%2Fevil.example/x", "/\\a") gets its guard in origin-form
     # too: unguarded, it would read as a network-path reference to another host.
     guard = _guard(text, c, c.dots or c.raw[:2] != "//")
@@ -660,20 +662,19 @@ _HANDLERS: dict[tuple[str, str, str], Any] = {
 }
 
 # What a text holds when a step may have something to do: a step whose search finds nothing
-# is skipped (its handler would return the text as it is).  Steps not named here always run.
-# A test of the empty text is `operator.not_`: a regex search costs more than the test.
+# is skipped (its handler would return the text as it is).  Steps not named here always run:
+# those whose handler's own first test is quicker than a regex search (a search costs about
+# two Python calls).  A test of the empty text is `operator.not_`.
 _NEEDS: dict[tuple[str, str, str], str | Callable[[str], object]] = {
     ("host", "idna-host", ""): "[^\\x00-\\x7f]",
     ("host", "lowercase-host", ""): "[A-Z]",
     ("host", "strip-host-dot", ""): r"\.\Z",
     ("host", "numeric-host", ""): r"(?:\A|\.)[0-9][^.]*\.*\Z",  # rules.ends_in_number
     ("port", "drop-empty-port", ""): operator.not_,
-    ("port", "strip-port-zeros", ""): r"\A0.",
     ("path", "backslash-as-slash", ""): r"\\",
     ("path", "drop-params", "path parameters"): ";",
     ("path", "merge-slashes", ""): "//",
-    ("path", "empty-path", "origin-form"): r"\A(?!/)",
-    ("path", "remove-dot-segments", ""): rules.DOT_SEGMENT,
+    ("path", "remove-dot-segments", ""): rules.has_dot_segments,
     ("path", "empty-path", "with an authority"): operator.not_,
     ("query", "sort-query", ""): "&",
     ("query", "drop-empty-query", ""): operator.not_,

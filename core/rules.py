@@ -469,7 +469,9 @@ _DOT_SEGMENT = re.compile(DOT_SEGMENT)
 
 
 def has_dot_segments(path: str) -> bool:
-    return "." in path and _DOT_SEGMENT.search(path) is not None
+    # A dot segment starts the path or follows a "/": two substring tests rule most paths out
+    # before a search that tries the pattern at every position.
+    return ("/." in path or path[:1] == ".") and _DOT_SEGMENT.search(path) is not None
 
 
 def remove_dot_segments(path: str) -> tuple[str, int]:
