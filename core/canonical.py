@@ -250,16 +250,15 @@ class _Canonicalizer:
         self.edits = rules.Edits(policy.strict, target)
         self.findings = detect.Findings()
         self.on, self.scan, self.steps, self.quiet = _plan_of(policy)
-        # What the steps ask of the target: set once by `run`.
+        # What the steps ask of the target: set once by `run` (``host`` as canonicalized, for
+        # drop-params' host scopes).
         self.form = "auto"
         self.scheme: str | None = None
-        self.host: str | None = None  # as canonicalized (for drop-params' host scopes)
+        self.host: str | None = None
         self.has_authority = False
-        # The component on its way through its steps: set by `enter`.
-        self.raw = ""  # as it was in the input, at ``start``
-        self.start = 0
-        self.relative = False  # a relative-path reference (the path)
-        self.dots = False  # remove-dot-segments rewrote the path
+        # The component on its way through its steps, set by `enter` (``raw`` as it was in the
+        # input, at ``start``); the path's ``relative`` (a relative-path reference) and ``dots``
+        # (remove-dot-segments rewrote it) by `path_part`.
 
     def enter(self, raw: str, start: int) -> None:
         """The next component: ``raw`` at ``start`` in the input."""
@@ -275,9 +274,6 @@ class _Canonicalizer:
                     return None
                 text = out
         return text
-
-    def chars(self, component: str, text: str, start: int) -> str:
-        return self.scan[component].scan(text, start, self.edits)
 
     def structural(self, rule: str, component: str, before: str, after: str) -> None:
         """Record a rule that rewrote the whole component."""
@@ -328,7 +324,7 @@ class _Canonicalizer:
         # (which is why lowercase-scheme has no search of its own in _NEEDS).
         if text is None or text.islower():
             return text
-        self.enter(text, start)
+        self.raw, self.start = text, start  # enter, without a call
         return self.walk(self.steps["scheme"], text)
 
     def userinfo_part(self, span: Span) -> str | None:
@@ -339,7 +335,7 @@ class _Canonicalizer:
         detect.escapes(text, "userinfo", start, self.findings)
         if self.quiet["userinfo"](text):
             return text
-        self.enter(text, start)
+        self.raw, self.start = text, start  # enter, without a call
         return self.walk(self.steps["userinfo"], text)
 
     def host_part(self, span: Span) -> str:
@@ -357,7 +353,7 @@ class _Canonicalizer:
             return self.ip_literal(literal, start)
         if "[" in text or ":" in text:
             detect.host(text, start, self.findings)
-        self.enter(text, start)
+        self.raw, self.start = text, start  # enter, without a call
         return self.walk(self.steps["host"], text) or ""
 
     def ip_literal(self, literal: re.Match[str], start: int) -> str:
@@ -393,7 +389,7 @@ class _Canonicalizer:
             port[:1] not in ("", "0") and DEFAULT_PORTS.get(self.scheme or "") != port
         ):
             return port
-        self.enter(port, start)
+        self.raw, self.start = port, start  # enter, without a call
         return self.walk(self.steps["port"], port)
 
     def path_part(self, span: Span) -> str:
@@ -409,8 +405,9 @@ class _Canonicalizer:
         detect.escapes(text, "path", start, self.findings)
         if self.quiet["path"](text):
             return text
-        self.enter(text, start)
+        self.raw, self.start = text, start  # enter, without a call
         self.relative = relative
+        self.dots = False
         if relative and ":" in text.partition("/")[0]:
             # §4.2: "a:b" is no relative-path reference (it reads as a scheme), even when dot
             # removal would drop the segment; a strict policy says so.
@@ -426,7 +423,7 @@ class _Canonicalizer:
         detect.escapes(text, "query", start, self.findings)
         if self.quiet["query"](text):
             return text
-        self.enter(text, start)
+        self.raw, self.start = text, start  # enter, without a call
         return self.walk(self.steps["query"], text)
 
     def fragment_part(self, span: Span) -> str | None:
@@ -437,7 +434,7 @@ class _Canonicalizer:
             detect.escapes(text, "fragment", start, self.findings)
         if self.quiet["fragment"](text):
             return text
-        self.enter(text, start)
+        self.raw, self.start = text, start  # enter, without a call
         return self.walk(self.steps["fragment"], text)
 
 
@@ -533,7 +530,7 @@ def _path_characters(c: _Canonicalizer, text: str) -> str:
         raise InvalidTarget(
             "reject-escaped-slash", "path", c.start + text.index("\\"), "backslash in the path"
         )
-    text = c.chars("path", text, c.start)
+    text = c.scan["path"].scan(text, c.start, c.edits)
     # A relative "\\a" or "%2Fa" that backslash-as-slash or decode-escaped-slash turned into
     # "/a" is now an absolute path (as WHATWG reads "\\a"): no "./" guard to keep it relative.
     c.relative = c.relative and text[:1] != "/"

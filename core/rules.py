@@ -202,6 +202,9 @@ def encode_non_ascii(text: str) -> str:
 
 
 _NOT_FOUND = ("", "")
+# The groups of `Scanner.changes`, by number.
+_ESCAPE, _STRAY, _ASCII, _WIDE = 1, 2, 3, 4
+_GROUPS = {"escape": _ESCAPE, "stray": _STRAY, "ascii": _ASCII, "wide": _WIDE}
 
 
 class Scanner:
@@ -268,6 +271,7 @@ class Scanner:
             "|(?P<wide>[^\x00-\x7f]+)"
             r"|\Z)"  # the clean rest
         )
+        assert self.changes.groupindex == _GROUPS  # scan reads the groups by number
         # The same table keyed by the escape itself ("%7e"): the piece a match found.
         self.rewrites = {"%" + pair: hit for pair, hit in self.escapes.items()}
 
@@ -286,23 +290,23 @@ class Scanner:
         out: list[str] = []
         pos = 0
         for m in self.changes.finditer(text):
-            kind = m.lastgroup
+            kind = m.lastindex  # by number: a group's name costs a lookup
             if kind is None:
                 break
             # Each group ends its match: its span is the piece, and where the next one starts.
             at, end = m.span(kind)
             piece = text[at:end]
-            if kind == "escape":
+            if kind == _ESCAPE:
                 new, rule = self.rewrites[piece]
                 if not new:
                     raise InvalidTarget(
                         rule, comp, start + at, f"escaped slash {piece} in the path"
                     )
-            elif kind == "stray":
+            elif kind == _STRAY:
                 rule, new = "encode-stray-percent", "%25" * len(piece)
                 if strict:
                     edits.repair(rule, comp, start + at, "'%' that starts no escape")
-            elif kind == "ascii":
+            elif kind == _ASCII:
                 rule = "encode-unsafe"
                 new = self.single.get(piece) or "".join(self.single[c] for c in piece)
                 if strict:
