@@ -265,7 +265,7 @@ class Scanner:
         # that one pass finds them all, in linear time.
         self.changes = re.compile(
             f"(?:[{allowed}]++|%(?:{self.kept}))*+"
-            f"(?:(?P<escape>%(?:{rewritten}))"
+            f"(?:(?P<escape>(?:%(?:{rewritten}))++)"  # a run: "%2e%2E" is one match
             "|(?P<stray>%+)(?![0-9A-Fa-f]{2})"  # §2.4: a "%" that starts no escape
             f"|(?P<ascii>[^{allowed}%\x80-\U0010ffff]+)"
             "|(?P<wide>[^\x00-\x7f]+)"
@@ -297,6 +297,10 @@ class Scanner:
             at, end = m.span(kind)
             piece = text[at:end]
             if kind == _ESCAPE:
+                if end - at > 3:  # a run of escapes: it records its own edits
+                    out += (text[pos:at], self._escape_run(text, at, end, start, edits))
+                    pos = end
+                    continue
                 new, rule = self.rewrites[piece]
                 if not new:
                     raise InvalidTarget(
@@ -319,6 +323,28 @@ class Scanner:
             pos = end
             edits.add(rule, comp, start + at, start + end, piece, new)
         out.append(text[pos:])
+        return "".join(out)
+
+    def _escape_run(self, text: str, at: int, end: int, start: int, edits: Edits) -> str:
+        """A run of escapes the table rewrites, ``text[at:end]``: one `Edits.add` per stretch of
+        one rule, as the edits of its escapes one by one would join (``before`` of a stretch
+        of several is the input's, as `Edits` closes a joined run)."""
+        comp = self.component
+        out: list[str] = []
+        rule, first, done = "", at, 0  # the stretch: its rule, where it starts, in text and out
+        for i in range(at, end, 3):
+            escape = text[i : i + 3]
+            new, this = self.rewrites[escape]
+            if not new:
+                raise InvalidTarget(this, comp, start + i, f"escaped slash {escape} in the path")
+            if this != rule and i > at:
+                before = text[first:i] if i - first == 3 else edits.text[start + first : start + i]
+                edits.add(rule, comp, start + first, start + i, before, "".join(out[done:]))
+                first, done = i, len(out)
+            rule = this
+            out.append(new)
+        before = text[first:end] if end - first == 3 else edits.text[start + first : start + end]
+        edits.add(rule, comp, start + first, start + end, before, "".join(out[done:]))
         return "".join(out)
 
 
