@@ -343,9 +343,11 @@ class Scanner:
                 first, done = i, len(out)
             rule = this
             out.append(new)
+        after = "".join(out)  # the run's; the last stretch's too when it is the whole run
         before = text[first:end] if end - first == 3 else edits.text[start + first : start + end]
-        edits.add(rule, comp, start + first, start + end, before, "".join(out[done:]))
-        return "".join(out)
+        last = "".join(out[done:]) if done else after
+        edits.add(rule, comp, start + first, start + end, before, last)
+        return after
 
 
 def _pairs(pairs: Iterable[str]) -> str:
