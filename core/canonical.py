@@ -20,7 +20,7 @@ from .charsets import LDH_LOWER_HOST
 from .pipeline import CHARACTERS, COMPONENTS, PIPELINE, Step
 from .policy import DEFAULT_POLICY, DEFAULT_PORTS, PROFILES, Policy
 from .result import InvalidTarget, Result
-from .split import FORMS, Parts, split, split_authority
+from .split import FORMS, Parts, Span, split, split_authority
 
 _COMPONENTS = ("userinfo", "host", "path", "query", "fragment")
 _new = tuple.__new__
@@ -250,16 +250,15 @@ class _Canonicalizer:
         self.edits = rules.Edits(policy.strict, target)
         self.findings = detect.Findings()
         self.on, self.scan, self.steps, self.quiet = _plan_of(policy)
-        # What the steps ask of the target: set once by `run`.
+        # What the steps ask of the target: set once by `run` (``host`` as canonicalized, for
+        # drop-params' host scopes).
         self.form = "auto"
         self.scheme: str | None = None
-        self.host: str | None = None  # as canonicalized (for drop-params' host scopes)
+        self.host: str | None = None
         self.has_authority = False
-        # The component on its way through its steps: set by `enter`.
-        self.raw = ""  # as it was in the input, at ``start``
-        self.start = 0
-        self.relative = False  # a relative-path reference (the path)
-        self.dots = False  # remove-dot-segments rewrote the path
+        # The component on its way through its steps, set by `enter` (``raw`` as it was in the
+        # input, at ``start``); the path's ``relative`` (a relative-path reference) and ``dots``
+        # (remove-dot-segments rewrote it) by `path_part`.
 
     def enter(self, raw: str, start: int) -> None:
         """The next component: ``raw`` at ``start`` in the input."""
@@ -276,9 +275,6 @@ class _Canonicalizer:
                 text = out
         return text
 
-    def chars(self, component: str, text: str, start: int) -> str:
-        return self.scan[component].scan(text, start, self.edits)
-
     def structural(self, rule: str, component: str, before: str, after: str) -> None:
         """Record a rule that rewrote the whole component."""
         self.edits.whole(rule, component, self.start, self.start + len(self.raw), before, after)
@@ -288,7 +284,7 @@ class _Canonicalizer:
         if form == "asterisk":
             return Result(self.target, self.target)
         authority_only = form == "authority-only"
-        scheme = parts.scheme[0] if authority_only else self.scheme_part(*parts.scheme)
+        scheme = parts.scheme[0] if authority_only else self.scheme_part(parts.scheme)
         self.scheme = scheme
         out: list[str] = [scheme, ":"] if scheme is not None and not authority_only else []
         self.host = self.sent_to
@@ -296,11 +292,11 @@ class _Canonicalizer:
             self.has_authority = True
             self.authority(parts, out)
         if not authority_only:
-            out.append(self.path_part(*parts.path))
-            query_ = self.query_part(*parts.query)
+            out.append(self.path_part(parts.path))
+            query_ = self.query_part(parts.query)
             if query_ is not None:
                 out += ("?", query_)
-            fragment = self.fragment_part(*parts.fragment)
+            fragment = self.fragment_part(parts.fragment)
             if fragment is not None:
                 out += ("#", fragment)
         url = "".join(out)
@@ -308,9 +304,9 @@ class _Canonicalizer:
         return _new(Result, (self.target, url, self.edits.freeze(), self.findings.freeze()))
 
     def authority(self, parts: Parts, out: list[str]) -> None:
-        userinfo = self.userinfo_part(*parts.userinfo)
-        host = self.host = self.host_part(*parts.host)
-        port = self.port_part(*parts.port)
+        userinfo = self.userinfo_part(parts.userinfo)
+        host = self.host = self.host_part(parts.host)
+        port = self.port_part(parts.port)
         if self.form not in ("authority", "authority-only"):
             out.append("//")
         if userinfo is not None:
@@ -319,26 +315,31 @@ class _Canonicalizer:
         if port is not None:
             out += (":", port)
 
-    # --- components, in output order
+    # --- components, in output order: each takes its span (text, offset in the input), not
+    # the two as ``*span``, which calls through C (a call of its own, not the caller's loop)
 
-    def scheme_part(self, text: str | None, start: int) -> str | None:
-        # The scheme split found starts with a letter (§3.1): lowercase when nothing is upper.
+    def scheme_part(self, span: Span) -> str | None:
+        text, start = span
+        # The scheme split found starts with a letter (§3.1): lowercase when nothing is upper
+        # (which is why lowercase-scheme has no search of its own in _NEEDS).
         if text is None or text.islower():
             return text
-        self.enter(text, start)
+        self.raw, self.start = text, start  # enter, without a call
         return self.walk(self.steps["scheme"], text)
 
-    def userinfo_part(self, text: str | None, start: int) -> str | None:
+    def userinfo_part(self, span: Span) -> str | None:
+        text, start = span
         if text is None:
             return None
         detect.userinfo(text, start, self.findings)
         detect.escapes(text, "userinfo", start, self.findings)
         if self.quiet["userinfo"](text):
             return text
-        self.enter(text, start)
+        self.raw, self.start = text, start  # enter, without a call
         return self.walk(self.steps["userinfo"], text)
 
-    def host_part(self, text: str | None, start: int) -> str:
+    def host_part(self, span: Span) -> str:
+        text, start = span
         text = text or ""
         if self.quiet["host"](text):  # a DNS name in any case, its last label a letter's
             lower = text.lower()
@@ -352,7 +353,7 @@ class _Canonicalizer:
             return self.ip_literal(literal, start)
         if "[" in text or ":" in text:
             detect.host(text, start, self.findings)
-        self.enter(text, start)
+        self.raw, self.start = text, start  # enter, without a call
         return self.walk(self.steps["host"], text) or ""
 
     def ip_literal(self, literal: re.Match[str], start: int) -> str:
@@ -382,15 +383,17 @@ class _Canonicalizer:
         zone = zones.scan(zone, start + literal.start("zone"), edits)
         return f"[{address}%25{zone}]"
 
-    def port_part(self, port: str | None, start: int) -> str | None:
+    def port_part(self, span: Span) -> str | None:
+        port, start = span
         if port is None or (
             port[:1] not in ("", "0") and DEFAULT_PORTS.get(self.scheme or "") != port
         ):
             return port
-        self.enter(port, start)
+        self.raw, self.start = port, start  # enter, without a call
         return self.walk(self.steps["port"], port)
 
-    def path_part(self, text: str | None, start: int) -> str:
+    def path_part(self, span: Span) -> str:
+        text, start = span
         text = text or ""
         relative = (
             self.form != "origin"
@@ -402,8 +405,9 @@ class _Canonicalizer:
         detect.escapes(text, "path", start, self.findings)
         if self.quiet["path"](text):
             return text
-        self.enter(text, start)
+        self.raw, self.start = text, start  # enter, without a call
         self.relative = relative
+        self.dots = False
         if relative and ":" in text.partition("/")[0]:
             # §4.2: "a:b" is no relative-path reference (it reads as a scheme), even when dot
             # removal would drop the segment; a strict policy says so.
@@ -412,23 +416,25 @@ class _Canonicalizer:
             )
         return self.walk(self.steps["path"], text) or ""
 
-    def query_part(self, text: str | None, start: int) -> str | None:
+    def query_part(self, span: Span) -> str | None:
+        text, start = span
         if text is None:
             return None
         detect.escapes(text, "query", start, self.findings)
         if self.quiet["query"](text):
             return text
-        self.enter(text, start)
+        self.raw, self.start = text, start  # enter, without a call
         return self.walk(self.steps["query"], text)
 
-    def fragment_part(self, text: str | None, start: int) -> str | None:
+    def fragment_part(self, span: Span) -> str | None:
+        text, start = span
         if text is None:
             return None
         if not self.on("strip-fragment"):
             detect.escapes(text, "fragment", start, self.findings)
         if self.quiet["fragment"](text):
             return text
-        self.enter(text, start)
+        self.raw, self.start = text, start  # enter, without a call
         return self.walk(self.steps["fragment"], text)
 
 
@@ -524,7 +530,7 @@ def _path_characters(c: _Canonicalizer, text: str) -> str:
         raise InvalidTarget(
             "reject-escaped-slash", "path", c.start + text.index("\\"), "backslash in the path"
         )
-    text = c.chars("path", text, c.start)
+    text = c.scan["path"].scan(text, c.start, c.edits)
     # A relative "\\a" or "%2Fa" that backslash-as-slash or decode-escaped-slash turned into
     # "/a" is now an absolute path (as WHATWG reads "\\a"): no "./" guard to keep it relative.
     c.relative = c.relative and text[:1] != "/"
@@ -580,6 +586,8 @@ def _empty_path(c: _Canonicalizer, text: str) -> str:
 
 
 def _dot_prefix(c: _Canonicalizer, text: str) -> str:
+    if not c.relative and (c.has_authority or text[:2] != "//"):
+        return text  # most paths: _guard has none for them
     # A "//" that rewriting made ("/%2Fevil.example/x", "/\\a") gets its guard in origin-form
     # too: unguarded, it would read as a network-path reference to another host.
     guard = _guard(text, c, c.dots or c.raw[:2] != "//")
@@ -651,21 +659,19 @@ _HANDLERS: dict[tuple[str, str, str], Any] = {
 }
 
 # What a text holds when a step may have something to do: a step whose search finds nothing
-# is skipped (its handler would return the text as it is).  Steps not named here always run.
-# A test of the empty text is `operator.not_`: a regex search costs more than the test.
+# is skipped (its handler would return the text as it is).  Steps not named here always run:
+# those whose handler's own first test is quicker than a regex search (a search costs about
+# two Python calls).  A test of the empty text is `operator.not_`.
 _NEEDS: dict[tuple[str, str, str], str | Callable[[str], object]] = {
-    ("scheme", "lowercase-scheme", ""): "[A-Z]",
     ("host", "idna-host", ""): "[^\\x00-\\x7f]",
     ("host", "lowercase-host", ""): "[A-Z]",
     ("host", "strip-host-dot", ""): r"\.\Z",
     ("host", "numeric-host", ""): r"(?:\A|\.)[0-9][^.]*\.*\Z",  # rules.ends_in_number
     ("port", "drop-empty-port", ""): operator.not_,
-    ("port", "strip-port-zeros", ""): r"\A0.",
     ("path", "backslash-as-slash", ""): r"\\",
     ("path", "drop-params", "path parameters"): ";",
     ("path", "merge-slashes", ""): "//",
-    ("path", "empty-path", "origin-form"): r"\A(?!/)",
-    ("path", "remove-dot-segments", ""): rules.DOT_SEGMENT,
+    ("path", "remove-dot-segments", ""): rules.has_dot_segments,
     ("path", "empty-path", "with an authority"): operator.not_,
     ("query", "sort-query", ""): "&",
     ("query", "drop-empty-query", ""): operator.not_,

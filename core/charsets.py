@@ -68,7 +68,9 @@ SCHEME = rf"[A-Za-z][{regex_class(SCHEME_CHARS)}]*"
 # RFC 1034 §3.5  a name of letters, digits and hyphens ("LDH"), in labels separated by "."; the
 # fast path's lower-case one ends in a letter (a name ending in a digit may be a numeric host).
 LDH_NAME = r"[A-Za-z0-9.\-]*"
-LDH_LOWER_HOST = r"(?:[a-z0-9\-]+\.)*[a-z][a-z0-9\-]*"
+# Possessive: a label cannot hold the "." that ends it, so giving back never helps, and the
+# regex engine no longer walks back over the last label (an eighth of a host's match).
+LDH_LOWER_HOST = r"(?:[a-z0-9\-]++\.)*+[a-z][a-z0-9\-]*+"
 # RFC 3986 §3.2.2  IP-literal = "[" ( IPv6address / IPv6addrz / IPvFuture ) "]"
 #                  IPvFuture  = "v" 1*HEXDIG "." 1*( unreserved / sub-delims / ":" )
 # RFC 6874 §2      IPv6addrz  = IPv6address "%25" ZoneID

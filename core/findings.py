@@ -49,29 +49,28 @@ FINDING_NAMES: tuple[str, ...] = (
 )
 
 
-class Findings:
+class Findings(dict[tuple[str, str], list[Any]]):
     """Collects findings, one per rule and component: the first occurrence and a count.
 
-    A megabyte of "../" is one finding counted 333,333 times, not 333,333 objects.
+    A megabyte of "../" is one finding counted 333,333 times, not 333,333 objects.  A dict of
+    (rule, component) -> [offset, detail, count] itself: built without a Python ``__init__``
+    (each canonicalization makes one).
     """
 
-    __slots__ = ("seen",)
-
-    def __init__(self) -> None:
-        self.seen: dict[tuple[str, str], list[Any]] = {}
+    __slots__ = ()
 
     def add(self, rule: str, component: str, offset: int, detail: str) -> None:
-        item = self.seen.get((rule, component))
+        item = self.get((rule, component))
         if item is None:
-            self.seen[(rule, component)] = [offset, detail, 1]
+            self[(rule, component)] = [offset, detail, 1]
         else:
             item[2] += 1
 
     def freeze(self) -> tuple[Finding, ...]:
-        if not self.seen:  # most targets
+        if not self:  # most targets
             return ()
         # Finding's own __new__ is Python code: tuple.__new__ builds the same value faster.
-        return tuple(_new(Finding, (r, c, o, d, n)) for (r, c), (o, d, n) in self.seen.items())
+        return tuple([_new(Finding, (r, c, o, d, n)) for (r, c), (o, d, n) in self.items()])
 
 
 def escapes(text: str, component: str, start: int, out: Findings) -> None:

@@ -202,6 +202,9 @@ def encode_non_ascii(text: str) -> str:
 
 
 _NOT_FOUND = ("", "")
+# The groups of `Scanner.changes`, by number.
+_ESCAPE, _STRAY, _ASCII, _WIDE = 1, 2, 3, 4
+_GROUPS = {"escape": _ESCAPE, "stray": _STRAY, "ascii": _ASCII, "wide": _WIDE}
 
 
 class Scanner:
@@ -262,12 +265,13 @@ class Scanner:
         # that one pass finds them all, in linear time.
         self.changes = re.compile(
             f"(?:[{allowed}]++|%(?:{self.kept}))*+"
-            f"(?:(?P<escape>%(?:{rewritten}))"
+            f"(?:(?P<escape>(?:%(?:{rewritten}))++)"  # a run: "%2e%2E" is one match
             "|(?P<stray>%+)(?![0-9A-Fa-f]{2})"  # §2.4: a "%" that starts no escape
             f"|(?P<ascii>[^{allowed}%\x80-\U0010ffff]+)"
             "|(?P<wide>[^\x00-\x7f]+)"
             r"|\Z)"  # the clean rest
         )
+        assert self.changes.groupindex == _GROUPS  # scan reads the groups by number
         # The same table keyed by the escape itself ("%7e"): the piece a match found.
         self.rewrites = {"%" + pair: hit for pair, hit in self.escapes.items()}
 
@@ -286,23 +290,27 @@ class Scanner:
         out: list[str] = []
         pos = 0
         for m in self.changes.finditer(text):
-            kind = m.lastgroup
+            kind = m.lastindex  # by number: a group's name costs a lookup
             if kind is None:
                 break
             # Each group ends its match: its span is the piece, and where the next one starts.
             at, end = m.span(kind)
             piece = text[at:end]
-            if kind == "escape":
+            if kind == _ESCAPE:
+                if end - at > 3:  # a run of escapes: it records its own edits
+                    out += (text[pos:at], self._escape_run(text, at, end, start, edits))
+                    pos = end
+                    continue
                 new, rule = self.rewrites[piece]
                 if not new:
                     raise InvalidTarget(
                         rule, comp, start + at, f"escaped slash {piece} in the path"
                     )
-            elif kind == "stray":
+            elif kind == _STRAY:
                 rule, new = "encode-stray-percent", "%25" * len(piece)
                 if strict:
                     edits.repair(rule, comp, start + at, "'%' that starts no escape")
-            elif kind == "ascii":
+            elif kind == _ASCII:
                 rule = "encode-unsafe"
                 new = self.single.get(piece) or "".join(self.single[c] for c in piece)
                 if strict:
@@ -316,6 +324,30 @@ class Scanner:
             edits.add(rule, comp, start + at, start + end, piece, new)
         out.append(text[pos:])
         return "".join(out)
+
+    def _escape_run(self, text: str, at: int, end: int, start: int, edits: Edits) -> str:
+        """A run of escapes the table rewrites, ``text[at:end]``: one `Edits.add` per stretch of
+        one rule, as the edits of its escapes one by one would join (``before`` of a stretch
+        of several is the input's, as `Edits` closes a joined run)."""
+        comp = self.component
+        out: list[str] = []
+        rule, first, done = "", at, 0  # the stretch: its rule, where it starts, in text and out
+        for i in range(at, end, 3):
+            escape = text[i : i + 3]
+            new, this = self.rewrites[escape]
+            if not new:
+                raise InvalidTarget(this, comp, start + i, f"escaped slash {escape} in the path")
+            if this != rule and i > at:
+                before = text[first:i] if i - first == 3 else edits.text[start + first : start + i]
+                edits.add(rule, comp, start + first, start + i, before, "".join(out[done:]))
+                first, done = i, len(out)
+            rule = this
+            out.append(new)
+        after = "".join(out)  # the run's; the last stretch's too when it is the whole run
+        before = text[first:end] if end - first == 3 else edits.text[start + first : start + end]
+        last = "".join(out[done:]) if done else after
+        edits.add(rule, comp, start + first, start + end, before, last)
+        return after
 
 
 def _pairs(pairs: Iterable[str]) -> str:
@@ -469,7 +501,9 @@ _DOT_SEGMENT = re.compile(DOT_SEGMENT)
 
 
 def has_dot_segments(path: str) -> bool:
-    return "." in path and _DOT_SEGMENT.search(path) is not None
+    # A dot segment starts the path or follows a "/": two substring tests rule most paths out
+    # before a search that tries the pattern at every position.
+    return ("/." in path or path[:1] == ".") and _DOT_SEGMENT.search(path) is not None
 
 
 def remove_dot_segments(path: str) -> tuple[str, int]:
