@@ -504,9 +504,12 @@ def test_workers_catch_up_when_the_input_pauses(pool_started: list[int]) -> None
 
 
 def _feed_forever(stream: IO[bytes], stop: threading.Event) -> None:
-    # Costly enough lines (2 µs each) that workers pay: see batch.POOL_MIN_LINE_SECONDS.
-    line = "HTTP://H%d.EXAMPLE:80/%%7e%d/./a/../x/café/%%7e%%7E%%7e<>?q=%%7e%%7e#f\n".encode()
-    lines = b"".join(line % (i % 97, i) for i in range(5000))
+    # Lines costly enough that workers pay, whatever the machine's load: about 4 µs each with
+    # the compiled twin, well over batch.POOL_MIN_LINE_SECONDS (one segment of them, 1.1 µs a
+    # line, sat under it once the twin got faster, and workers started only on a busy machine).
+    segment = "%%7e%d/./a/../x/café/%%7e%%7E%%7e<>/"
+    line = f"HTTP://H%d.EXAMPLE:80/{segment * 6}?q=%%7e%%7e#f\n".encode()
+    lines = b"".join(line % (i % 97, *(i,) * 6) for i in range(5000))
     with contextlib.suppress(OSError):  # the reader went away
         while not stop.is_set():
             stream.write(lines)
