@@ -381,13 +381,11 @@ class UrlSanitizer:
         request = flow.request
         if request.data.authority and not (request.is_http2 or request.is_http3):
             return False
-        if host_header:
-            try:
-                canonical, _ = settings.hosts(host_header, request.scheme)
-            except InvalidTarget:
-                return False
-            if canonical != host_header:
-                return False
+        try:
+            if _authority(request, host_header, settings.hosts)[0] is not None:
+                return False  # the Host header needs a rewrite
+        except InvalidTarget:
+            return False
         flow.metadata["urlsan"] = audit_record.unchanged(target.input)
         self.actions["unchanged"] += 1
         return True

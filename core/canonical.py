@@ -128,7 +128,7 @@ def _after_twin(result: Result, policy: Policy, sent_to: str | None) -> Result |
     end = hash_ if hash_ >= 0 else len(url)
     start = target.index("?") + 1
     c = _Canonicalizer(policy, target)
-    c.enter(target[start:].partition("#")[0], start)
+    c.raw, c.start = target[start:].partition("#")[0], start
     c.host = host
     # The steps after the characters step, which the twin ran.
     text = c.walk(c.steps["query"][1:], url[qmark + 1 : end])
@@ -256,14 +256,11 @@ class _Canonicalizer:
         self.scheme: str | None = None
         self.host: str | None = None
         self.has_authority = False
-        # The component on its way through its steps, set by `enter` (``raw`` as it was in the
-        # input, at ``start``); the path's ``relative`` (a relative-path reference) and ``dots``
-        # (remove-dot-segments rewrote it) by `path_part`.
-
-    def enter(self, raw: str, start: int) -> None:
-        """The next component: ``raw`` at ``start`` in the input."""
-        self.raw = raw
-        self.start = start
+        # The component on its way through its steps: ``raw`` as it was in the input, at
+        # ``start``, set by each ``*_part`` as the component enters its steps (assigned there,
+        # not through a method: a Python call costs the pure driver about 450 instructions);
+        # the path's ``relative`` (a relative-path reference) and ``dots`` (remove-dot-segments
+        # rewrote it) by `path_part`.
 
     def walk(self, steps: tuple[_Step, ...], text: str) -> str | None:
         """Run a component's steps in pipeline order; None: the component is dropped."""
@@ -324,7 +321,7 @@ class _Canonicalizer:
         # (which is why lowercase-scheme has no search of its own in _NEEDS).
         if text is None or text.islower():
             return text
-        self.raw, self.start = text, start  # enter, without a call
+        self.raw, self.start = text, start
         return self.walk(self.steps["scheme"], text)
 
     def userinfo_part(self, span: Span) -> str | None:
@@ -335,7 +332,7 @@ class _Canonicalizer:
         detect.escapes(text, "userinfo", start, self.findings)
         if self.quiet["userinfo"](text):
             return text
-        self.raw, self.start = text, start  # enter, without a call
+        self.raw, self.start = text, start
         return self.walk(self.steps["userinfo"], text)
 
     def host_part(self, span: Span) -> str:
@@ -353,7 +350,7 @@ class _Canonicalizer:
             return self.ip_literal(literal, start)
         if "[" in text or ":" in text:
             detect.host(text, start, self.findings)
-        self.raw, self.start = text, start  # enter, without a call
+        self.raw, self.start = text, start
         return self.walk(self.steps["host"], text) or ""
 
     def ip_literal(self, literal: re.Match[str], start: int) -> str:
@@ -389,7 +386,7 @@ class _Canonicalizer:
             port[:1] not in ("", "0") and DEFAULT_PORTS.get(self.scheme or "") != port
         ):
             return port
-        self.raw, self.start = port, start  # enter, without a call
+        self.raw, self.start = port, start
         return self.walk(self.steps["port"], port)
 
     def path_part(self, span: Span) -> str:
@@ -405,7 +402,7 @@ class _Canonicalizer:
         detect.escapes(text, "path", start, self.findings)
         if self.quiet["path"](text):
             return text
-        self.raw, self.start = text, start  # enter, without a call
+        self.raw, self.start = text, start
         self.relative = relative
         self.dots = False
         if relative and ":" in text.partition("/")[0]:
@@ -423,7 +420,7 @@ class _Canonicalizer:
         detect.escapes(text, "query", start, self.findings)
         if self.quiet["query"](text):
             return text
-        self.raw, self.start = text, start  # enter, without a call
+        self.raw, self.start = text, start
         return self.walk(self.steps["query"], text)
 
     def fragment_part(self, span: Span) -> str | None:
@@ -434,7 +431,7 @@ class _Canonicalizer:
             detect.escapes(text, "fragment", start, self.findings)
         if self.quiet["fragment"](text):
             return text
-        self.raw, self.start = text, start  # enter, without a call
+        self.raw, self.start = text, start
         return self.walk(self.steps["fragment"], text)
 
 
