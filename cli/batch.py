@@ -252,8 +252,7 @@ class Processor:
         fmt = _FORMATS[self.mode](self.sep.decode(), self.name, Colors(self.colors))
         if self.dedupe:
             return self._keyed(lines, block.first, fmt)
-        # A character takes at most 4 bytes in UTF-8: then no line is too long.
-        if self.mode is Mode.URL and utf8 and max(map(len, lines), default=0) * 4 <= self.max_bytes:
+        if self.mode is Mode.URL and utf8:
             return self._urls(lines, block.first, fmt)
         return self._plain(lines, block.first, fmt)
 
@@ -278,8 +277,9 @@ class Processor:
     def _urls(self, lines: list[str], first: int, fmt: _Urls) -> Done:
         """Plain URLs out, from lines known to be UTF-8 and short enough: the common case, one
         call for the block (`many.urls`, a loop in C with the twin).  The first bad line hands
-        the rest of the block to `_plain`, which says why it is bad."""
-        urls = many.urls(lines, self.policy, self.form, _BLANKS)
+        the rest of the block to `_plain`, which says why it is bad.  So does a line that may
+        be too long: a character takes at most 4 bytes in UTF-8, so none of the others is."""
+        urls = many.urls(lines, self.policy, self.form, _BLANKS, self.max_bytes // 4)
         done = len(urls)
         if done == len(lines):
             return Done(done, done, 0, [_joined(urls, fmt.sep)], [], [])
@@ -631,19 +631,27 @@ def run_blocks(
     """
     reader = blocks if isinstance(blocks, BlockReader) else None
     spannable = jobs > 1 and reader is not None and _spannable(reader, processor)
+    if reader is not None and not reader.per_line:
+        # Blocks processed here are numbered from the lines their processing counts: the
+        # reader's own count was a second pass over every byte (a twentieth of a clean run).
+        reader.numbered = False
     blocks = iter(blocks)
-    spent, lines = 0.0, 0
+    spent, lines, number = 0.0, 0, 1
     for block in blocks:
+        if block.first == 0:
+            block = replace(block, first=number)
         if jobs > 1 and _workers_pay(spent, lines, read_share, spannable):
             if reader is not None and not reader.per_line:
+                reader.numbered, reader.number = True, number + block.data.count(reader.sep)
                 reader.size = max(reader.size, POOL_BLOCK_BYTES)
                 blocks = (spannable and file_spans(reader)) or blocks
-            yield from _numbered(_pooled(block, blocks, processor, jobs))
+            yield from _numbered(_pooled(block, blocks, processor, jobs), number)
             return
         start = time.process_time()
         done = processor(block)
         spent += time.process_time() - start
         lines += done.lines
+        number = block.first + done.lines
         yield block, done
 
 
@@ -656,9 +664,11 @@ def _spannable(reader: BlockReader, processor: Processor) -> bool:
     return plain and fork and not reader.per_line and _regular_file(reader.stream) is not None
 
 
-def _numbered(results: Iterator[tuple[Block, Done]]) -> Iterator[tuple[Block, Done]]:
-    """``results`` with the lines of each block numbered (`Block.first`), where they were not."""
-    number = 1
+def _numbered(
+    results: Iterator[tuple[Block, Done]], number: int = 1
+) -> Iterator[tuple[Block, Done]]:
+    """``results`` with the lines of each block numbered (`Block.first`), where they were not;
+    ``number`` is the first block's first line."""
     for block, done in results:
         if block.first == 0:
             block = replace(block, first=number)

@@ -2031,20 +2031,23 @@ static int many_check(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t want, 
     return 0;
 }
 
-/* urls(entry, texts, policy, form, blanks) -> [entry(t.strip(blanks), policy, form=form).url
- * for t in texts], ending before the first text that is no str, is blank, or raises an
- * Exception: the caller takes that one and the rest on the slow path, which says why. */
+/* urls(entry, texts, policy, form, blanks, longest) -> [entry(t.strip(blanks), policy,
+ * form=form).url for t in texts], ending before the first text that is no str, is longer than
+ * longest characters, is blank, or raises an Exception: the caller takes that one and the rest
+ * on the slow path, which says why. */
 static PyObject *many_urls(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    if (many_check(args, nargs, 5, "urls(entry, texts: list, policy, form, blanks: str)") < 0)
-        return NULL;
+    const char *use = "urls(entry, texts: list, policy, form, blanks: str, longest: int)";
+    if (many_check(args, nargs, 6, use) < 0) return NULL;
     if (!PyUnicode_Check(args[4])) return PyErr_Format(PyExc_TypeError, "blanks must be a str");
+    Py_ssize_t longest = PyLong_AsSsize_t(args[5]);
+    if (longest == -1 && PyErr_Occurred()) return NULL;
     Entry *e = (Entry *)args[0];
     PyObject *texts = args[1], *policy = args[2], *form = args[3], *blanks = args[4];
     PyObject *out = PyList_New(0);
     for (Py_ssize_t i = 0; out && i < PyList_GET_SIZE(texts); i++) {
         PyObject *item = PyList_GET_ITEM(texts, i);
-        if (!PyUnicode_CheckExact(item)) break;
+        if (!PyUnicode_CheckExact(item) || PyUnicode_GET_LENGTH(item) > longest) break;
         PyObject *text = strip_blanks(item, blanks);
         if (!text) return Py_DECREF(out), NULL;
         if (PyUnicode_GET_LENGTH(text) == 0) {
@@ -2305,7 +2308,8 @@ static PyMethodDef methods[] = {
      "public "
      "canonicalize: the twin in front of the Python function python (core/canonical.py)."},
     {"urls", (PyCFunction)(void (*)(void))many_urls, METH_FASTCALL,
-     "urls(entry, texts, policy, form, blanks) -> list[str]: core/many.py's urls(), compiled."},
+     "urls(entry, texts, policy, form, blanks, longest) -> list[str]: core/many.py's urls(), "
+     "compiled."},
     {"columns", (PyCFunction)(void (*)(void))many_columns, METH_FASTCALL,
      "columns(entry, values, policy) -> (urls, changed, rules): core/many.py's columns(), "
      "compiled."},

@@ -10,7 +10,13 @@ STRICT: int
 def canonicalize(target: str, flags: int, form: str, /) -> Result | None: ...
 def declined() -> str | None: ...
 def urls(
-    entry: Callable[..., Result], texts: list[str], policy: Any, form: str, blanks: str, /
+    entry: Callable[..., Result],
+    texts: list[str],
+    policy: Any,
+    form: str,
+    blanks: str,
+    longest: int,
+    /,
 ) -> list[str]: ...
 def columns(
     entry: Callable[..., Result], values: list[Any], policy: Any, /

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import sys
 from collections.abc import Iterator, Sequence
 from types import FunctionType
 
@@ -30,21 +31,27 @@ BLANKS = " \t\r\n\x0b\x0c"
 
 
 def urls(
-    texts: Sequence[str], policy: Policy, form: str = "auto", blanks: str = BLANKS
+    texts: Sequence[str],
+    policy: Policy,
+    form: str = "auto",
+    blanks: str = BLANKS,
+    longest: int = sys.maxsize,
 ) -> list[str]:
     """The canonical URL of each text stripped of ``blanks``, ending before the first text that
-    is blank or raises: ``len(result)`` says where, and the caller takes that text and the rest
-    the slow way, which says why."""
+    is longer than ``longest`` characters (blanks included), is blank or raises: ``len(result)``
+    says where, and the caller takes that text and the rest the slow way, which says why."""
     if _urls_in_c is not None and type(texts) is list:
-        return _urls_in_c(canonicalize, texts, policy, form, blanks)
-    return _urls(texts, policy, form, blanks)
+        return _urls_in_c(canonicalize, texts, policy, form, blanks, longest)
+    return _urls(texts, policy, form, blanks, longest)
 
 
-def _urls(texts: Sequence[str], policy: Policy, form: str, blanks: str) -> list[str]:
+def _urls(
+    texts: Sequence[str], policy: Policy, form: str, blanks: str, longest: int = sys.maxsize
+) -> list[str]:
     out: list[str] = []
     append = out.append
     for item in texts:
-        text = item.strip(blanks) if type(item) is str else ""
+        text = item.strip(blanks) if type(item) is str and len(item) <= longest else ""
         if not text:
             break
         try:

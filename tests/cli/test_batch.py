@@ -24,7 +24,7 @@ from cli_harness import URLSAN, RunUrlsan, worker_pids
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from urlsan.cli import batch
-from urlsan.cli.batch import Block, BlockReader, Mode, OnError, Processor, Progress
+from urlsan.cli.batch import Block, BlockReader, Mode, OnError, Processor, Progress, run_blocks
 from urlsan.cli.status import EXIT_BAD_LINES, EXIT_WORKER_DIED
 from urlsan.core import Policy, canonicalize
 
@@ -125,6 +125,29 @@ def test_blocks_number_lines_and_end_when_full() -> None:
         (b"http://h/1\n", 2, True),
         (b"http://h/2\n", 3, True),
     ]
+
+
+def test_run_blocks_numbers_lines_across_blocks() -> None:
+    # One process numbers each block from the lines the blocks before it held, as the reader
+    # would count them: the numbers of bad lines in late blocks tell.
+    lines = [b"http://h/%d" % i if i % 97 else b"http://h/%d x" % i for i in range(1, 1001)]
+    reader = BlockReader(io.BufferedReader(io.BytesIO(b"\n".join(lines) + b"\n")), size=1024)
+    results = list(run_blocks(reader, Processor(Policy.profile("strict")), jobs=1))
+    assert len(results) > 5
+    assert [n for _, done in results for n, _ in done.bad] == list(range(97, 1001, 97))
+    assert [b.first for b, _ in results[1:]] == [b.first + d.lines for b, d in results[:-1]]
+
+
+def test_urls_hands_a_line_that_may_be_too_long_to_the_slow_path() -> None:
+    # 4 bytes per character at most: a line of more than max_bytes / 4 characters is measured.
+    processor = Processor(Policy(), max_bytes=40)
+    done = processor(Block("http://a/\nhttp://b/éééééééééééééééé\nhttp://c/\n".encode(), 1))
+    assert done.bad == [(2, "longer than 40 bytes")]
+    done = processor(Block(b"http://a/\nhttp://b/bbbbbbbbbbbbbbbbbbbbbbbbbbbbb\nHTTP://c/\n", 1))
+    assert (done.bad, done.pieces) == (
+        [],
+        [b"http://a/\nhttp://b/bbbbbbbbbbbbbbbbbbbbbbbbbbbbb\nhttp://c/\n"],
+    )
 
 
 def _as_read(lines: list[bytes], max_bytes: int) -> list[bytes]:

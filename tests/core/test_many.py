@@ -68,6 +68,10 @@ def test_urls_stops_at_a_blank_line_or_a_non_str() -> None:
     # By default a text line's white space goes: a CR LF line end too.
     assert many.urls(["/a\r\n", " /b\x0c"], Policy()) == ["/a", "/b"]
     assert many.urls(["/a", None, "/b"], Policy(), "auto", BLANKS) == ["/a"]  # type: ignore[list-item]
+    # and before a text longer than ``longest`` characters, blanks included
+    for loop in (many.urls, many._urls):
+        assert loop(["/a", "/bcd", "/e"], Policy(), "auto", BLANKS, 3) == ["/a"]
+        assert loop(["/ab ", "/e"], Policy(), "auto", BLANKS, 3) == []
 
 
 def test_columns_rows() -> None:
