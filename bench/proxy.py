@@ -10,11 +10,13 @@ Both mitmdumps run in reverse mode (``--mode reverse:URL``) in front of one loca
 upstream; rounds alternate between them so that both see the same machine state.  The addon
 writes its audit log as it would in production.  Loopback only.  Scenarios:
 
-* ``mix``: half of the targets clean (nothing to rewrite), half dirty (dot segments, escapes,
-  stray percents, fragments): requests per second, p50/p99 latency, each proxy's CPU per request;
-  then the hook's own time per request inside the running proxy (`HOOK_TIMER`), which is two to
-  four times what the same hook costs in a tight loop: between requests mitmproxy's own work
-  evicts the hook's code and data from the CPU caches.
+* ``mix``: origin-form targets from the real corpora (``--targets real``, `load_real_targets`),
+  half of them as they are and half made dirty as bench/core.py makes them (case, escapes,
+  dot segments, raw excluded characters and UTF-8); ``--targets fixed``: a few short ones
+  written out below, half clean and half dirty.  Requests per second, p50/p99 latency, each
+  proxy's CPU per request; then the hook's own time per request inside the running proxy
+  (`HOOK_TIMER`), which is two to four times what the same hook costs in a tight loop: between
+  requests mitmproxy's own work evicts the hook's code and data from the CPU caches.
 * ``hostile``: the same mix from ``--connections`` clients while one more client sends huge
   hostile targets back to back (``--hostile``): the other clients' p50/p99/max latency, through
   mitmdump alone and with urlsan.  urlsan must not make them wait on its canonicalization.
@@ -37,6 +39,7 @@ import argparse
 import contextlib
 import json
 import os
+import random
 import re
 import signal
 import socket
@@ -426,11 +429,39 @@ def table(header: tuple[str, ...], rows: list[tuple[object, ...]]) -> None:
             print("  ".join("-" * w for w in widths))
 
 
+# The targets the scenarios draw from: (clean, dirty).  `--targets fixed` keeps the two short
+# lists above; `real` (the default) sets them from the corpora in `load_real_targets`.
+POOLS: tuple[list[bytes], list[bytes]] = (CLEAN, DIRTY)
+
+
 def mix_targets(n: int, dirty: float) -> list[bytes]:
+    clean_pool, dirty_pool = POOLS
     n_dirty = round(n * dirty)
-    targets = [DIRTY[i % len(DIRTY)] for i in range(n_dirty)]
-    targets += [CLEAN[i % len(CLEAN)] for i in range(n - n_dirty)]
+    targets = [dirty_pool[i % len(dirty_pool)] for i in range(n_dirty)]
+    targets += [clean_pool[i % len(clean_pool)] for i in range(n - n_dirty)]
     return [targets[(i * 7919) % n] for i in range(n)]  # spread them out
+
+
+def load_real_targets(corpus_dir: Path, count: int = 20_000) -> tuple[list[bytes], list[bytes]]:
+    """Origin-form targets as varied as real traffic: the paths and queries of ``count`` URLs
+    of bench/core.py's corpora as they are, and the same made dirty as bench/core.py makes them
+    (case, escapes of unreserved characters, lower-case hex, dot segments and ``%2e``, raw
+    excluded characters and UTF-8: RFC 3986 §6.2.2-6.2.3).  Only what one token of a request
+    line can carry: mitmproxy answers a target with white space or a control 400 before any
+    addon sees it.  As they are, most real targets have nothing to rewrite, some do."""
+    from core import dirty, load  # bench/core.py (this folder is on sys.path when run)
+
+    rng = random.Random(3)
+    urls = rng.sample(load(corpus_dir), count)
+    pools: tuple[list[bytes], list[bytes]] = ([], [])
+    for url in urls:
+        for pool, text in zip(pools, (url, dirty(url, rng)), strict=True):
+            rest = text.partition("://")[2]
+            slash, path = rest.partition("/")[1:]
+            target = (slash + path or "/").encode("utf-8", "surrogateescape")
+            if not any(b <= 0x20 or b == 0x7F for b in target):
+                pool.append(target)
+    return pools
 
 
 def scenario_mix(
@@ -627,9 +658,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--connections", type=int, default=4)
     parser.add_argument("--mode", default="rewrite", help="urlsan_mode for the addon run")
-    parser.add_argument(
-        "--dirty", type=float, default=0.5, help="fraction of targets with something to rewrite"
-    )
+    parser.add_argument("--dirty", type=float, default=0.5, help="fraction of targets made dirty")
     parser.add_argument("--hostile", choices=sorted(HOSTILE), default="ctl-under")
     parser.add_argument("--hostile-rounds", type=int, default=2, help="rounds (hostile)")
     parser.add_argument("--large", type=int, default=1000, help="huge requests (memory)")
@@ -640,13 +669,30 @@ def main() -> int:
         metavar="OPTION=VALUE",
         help="more --set options for the addon run (e.g. urlsan_log= to measure without a log)",
     )
+    parser.add_argument(
+        "--targets",
+        choices=("real", "fixed"),
+        default="real",
+        help="real: paths of the corpora's URLs, half of them made dirty (default); fixed: "
+        f"{len(CLEAN)} clean and {len(DIRTY)} dirty targets written out here",
+    )
+    parser.add_argument(
+        "--corpus-dir",
+        type=Path,
+        default=Path(__file__).resolve().parent.parent.parent / "shared" / "data",
+        help="where bench/core.py's corpora are (--targets real)",
+    )
     args = parser.parse_args()
+    global POOLS
+    if args.targets == "real":
+        POOLS = load_real_targets(args.corpus_dir)
     scenarios = ("mix", "hostile", "memory", "hook") if args.scenario == "all" else (args.scenario,)
     targets = mix_targets(max(1, args.requests // args.rounds), args.dirty)
     log_on = dict(kv.split("=", 1) for kv in args.addon_set).get("urlsan_log", "x") != ""
     print(
         f"urlsan_mode={args.mode}, Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, "
-        f"--addon-set {' '.join(args.addon_set) or '(none)'}"
+        f"--addon-set {' '.join(args.addon_set) or '(none)'}, --targets {args.targets} "
+        f"({len(POOLS[0]):,} clean, {len(POOLS[1]):,} dirty)"
     )
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
