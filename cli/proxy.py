@@ -63,10 +63,15 @@ def help_text(addon: Any) -> str:
     return "\n".join(lines) + "\n"
 
 
-M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter (malloc.h)
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters (malloc.h)
 # Above asyncio's socket reads (each recv allocates max_size, 256 KiB, and shrinks it to what
 # came): below that, every read of every connection could be an mmap, page faults and a munmap.
 MMAP_THRESHOLD = 512 * 1024
+# Twice the mmap threshold, as glibc keeps it while it moves the threshold itself.  A fixed
+# mmap threshold leaves the trim threshold at its initial 128 KiB: each 256 KiB read buffer,
+# shrunk, left that much free at the top of the heap, which was given back to the system and
+# taken again (page faults) on the next read.
+TRIM_THRESHOLD = 2 * MMAP_THRESHOLD
 
 
 def return_large_blocks() -> None:
@@ -78,16 +83,21 @@ def return_large_blocks() -> None:
     threshold keeps it flat.  glibc's initial 128 KiB did too, but then asyncio's 256 KiB read
     buffers were mapped and unmapped on each read whenever the heap had no free 256 KiB at hand
     (a proxy whose heap was laid out so took 4 page faults and 35-55 µs more system CPU per
-    request on bench/proxy.py's 50%-dirty mix).
-    Nothing happens without glibc or when MALLOC_MMAP_THRESHOLD_ is set.
+    request on bench/proxy.py's 50%-dirty mix).  The trim threshold goes with it
+    (`TRIM_THRESHOLD`): left at 128 KiB, a read cost a page fault (mitmdump: 2 per request,
+    +3% CPU).  Nothing happens without glibc; a threshold set in the environment
+    (MALLOC_MMAP_THRESHOLD_, MALLOC_TRIM_THRESHOLD_) is left as it is.
     """
-    if "MALLOC_MMAP_THRESHOLD_" in os.environ:
-        return
     try:
         mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError):  # not glibc (macOS, Windows)
         return
-    mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)
+    for param, value, variable in (
+        (M_MMAP_THRESHOLD, MMAP_THRESHOLD, "MALLOC_MMAP_THRESHOLD_"),
+        (M_TRIM_THRESHOLD, TRIM_THRESHOLD, "MALLOC_TRIM_THRESHOLD_"),
+    ):
+        if variable not in os.environ:
+            mallopt(param, value)
 
 
 def _names_listen_host(argv: list[str]) -> bool:

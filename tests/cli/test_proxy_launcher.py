@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import os
 import subprocess
 import sys
 from typing import Any
@@ -102,6 +103,39 @@ def test_mmap_threshold_above_asyncio_reads() -> None:
     assert _SelectorSocketTransport.max_size + 4096 < cli.MMAP_THRESHOLD
 
 
+# Socket reads as asyncio makes them (a 256 KiB buffer, shrunk to the 100 bytes that came),
+# with a few small allocations in between: glibc's minor page faults per read.
+_READS = """
+import resource, socket, sys
+from urlsan.cli.proxy import return_large_blocks
+if sys.argv[1] == "set":
+    return_large_blocks()
+a, b = socket.socketpair()
+keep = [bytes(200) for _ in range(2000)]
+for n in (100, 2000):
+    start = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(n):
+        a.send(b"x" * 100)
+        data = b.recv(262144)
+        keep.append(bytes(50))
+print((resource.getrusage(resource.RUSAGE_SELF).ru_minflt - start) / n)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc")
+def test_socket_reads_cost_no_page_faults() -> None:
+    # The thresholds return_large_blocks sets keep asyncio's read buffers in the heap, and the
+    # heap's top where it is; glibc's defaults take one or two faults per read here.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
+
+    def faults(setting: str) -> float:
+        run = [sys.executable, "-c", _READS, setting]
+        return float(subprocess.run(run, env=env, capture_output=True, check=True).stdout)
+
+    assert faults("set") < 0.5
+    assert faults("default") > 0.5  # the test sees the faults it is about
+
+
 def test_return_large_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[tuple[int, int]] = []
 
@@ -112,11 +146,15 @@ def test_return_large_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(cli.ctypes, "CDLL", lambda name: Libc())
     monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
+    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
     cli.return_large_blocks()
-    assert calls == [(-3, cli.MMAP_THRESHOLD)]
+    assert calls == [(-3, cli.MMAP_THRESHOLD), (-1, cli.TRIM_THRESHOLD)]
     monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "65536")  # the user's choice wins
     cli.return_large_blocks()
-    assert len(calls) == 1
+    assert calls[2:] == [(-1, cli.TRIM_THRESHOLD)]
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")
+    cli.return_large_blocks()
+    assert len(calls) == 3
 
     def no_mallopt(name: Any) -> Any:
         raise OSError("no libc")
