@@ -280,7 +280,7 @@ def table(n: int, scale: int, rows: list[Row]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
     parser.add_argument("--corpus-dir", type=Path, default=HERE.parent.parent / "shared" / "data")
     parser.add_argument("--repeat", type=int, default=4, help="repeat the corpus (default: 4)")
     parser.add_argument("--rounds", type=int, default=5, help="timed rounds; the best counts")
