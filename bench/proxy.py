@@ -13,10 +13,12 @@ writes its audit log as it would in production.  Loopback only.  Scenarios:
 * ``mix``: origin-form targets from the real corpora (``--targets real``, `load_real_targets`),
   half of them as they are and half made dirty as bench/core.py makes them (case, escapes,
   dot segments, raw excluded characters and UTF-8); ``--targets fixed``: a few short ones
-  written out below, half clean and half dirty.  Requests per second, p50/p99 latency, each
-  proxy's CPU per request; then the hook's own time per request inside the running proxy
-  (`HOOK_TIMER`), which is two to four times what the same hook costs in a tight loop: between
-  requests mitmproxy's own work evicts the hook's code and data from the CPU caches.
+  written out below, half clean and half dirty.  A third mitmdump runs an addon that does
+  nothing (`NOOP`): what one more addon costs mitmproxy, whatever it does.  Requests per
+  second, p50/p99 latency, each proxy's CPU per request; then the hook's own time per request
+  inside the running proxy (`HOOK_TIMER`), which is two to four times what the same hook costs
+  in a tight loop: between requests mitmproxy's own work evicts the hook's code and data from
+  the CPU caches.
 * ``hostile``: the same mix from ``--connections`` clients while one more client sends huge
   hostile targets back to back (``--hostile``): the other clients' p50/p99/max latency, through
   mitmdump alone and with urlsan.  urlsan must not make them wait on its canonicalization.
@@ -429,6 +431,20 @@ def table(header: tuple[str, ...], rows: list[tuple[object, ...]]) -> None:
             print("  ".join("-" * w for w in widths))
 
 
+# The mix's third proxy: mitmdump with an addon whose hook does nothing.  mitmproxy calls every
+# addon of its chain for each event of a request (requestheaders, request, responseheaders,
+# response, and an update after each), a few µs per addon and event whatever the addon does:
+# this proxy's cost over plain mitmdump is that, urlsan's over it is urlsan's own.
+NOOP = "mitmdump + no-op addon"
+NOOP_ADDON = """
+class Noop:
+    def requestheaders(self, flow):
+        return None
+
+
+addons = [Noop()]
+"""
+
 # The targets the scenarios draw from: (clean, dirty).  `--targets fixed` keeps the two short
 # lists above; `real` (the default) sets them from the corpora in `load_real_targets`.
 POOLS: tuple[list[bytes], list[bytes]] = (CLEAN, DIRTY)
@@ -510,6 +526,12 @@ def scenario_mix(
         f"throughput ratio {with_addon / base:.3f} (overhead {(1 - with_addon / base) * 100:+.1f}%)"
         f"; proxy CPU per request {cpu_overhead:+.1f}%"
     )
+    if NOOP in cpu:
+        print(
+            f"proxy CPU per request: {NOOP} {(cpu[NOOP] / cpu['mitmdump'] - 1) * 100:+.1f}% "
+            f"(mitmproxy's own cost of one more addon), urlsan over that "
+            f"{(cpu['mitmdump + urlsan'] / cpu[NOOP] - 1) * 100:+.1f}%"
+        )
     if ratios:
         ratios.sort()
         print(
@@ -585,13 +607,18 @@ def run_proxies(args: Any, scenarios: tuple[str, ...], tmp: Path, targets: list[
     )
     addon_options = {"urlsan_mode": args.mode, "urlsan_log": str(tmp / "audit.jsonl")}
     addon_options.update(kv.split("=", 1) for kv in args.addon_set)
+    noop = tmp / "noop_addon.py"
+    noop.write_text(NOOP_ADDON)
     configs = {
         "mitmdump": [str(bin_dir / "mitmdump"), *common],
+        NOOP: [str(bin_dir / "mitmdump"), *common, "-s", str(noop)],
         "mitmdump + urlsan": [
             sys.executable, "-c", code, *common,
             *(x for kv in addon_options.items() for x in ("--set", "=".join(kv))),
         ],
     }  # fmt: skip
+    if "mix" not in scenarios:
+        del configs[NOOP]  # only the mix compares it
     procs = {}
     base_cpu = 0.0
     try:
@@ -601,10 +628,11 @@ def run_proxies(args: Any, scenarios: tuple[str, ...], tmp: Path, targets: list[
             run_round(port, targets[:200], args.connections)
         if "mix" in scenarios:
             base_cpu = scenario_mix(procs, targets, args)
+        two = {name: procs[name] for name in ("mitmdump", "mitmdump + urlsan")}
         if "hostile" in scenarios:
-            scenario_hostile(procs, mix_targets(args.requests // 2, args.dirty), args)
+            scenario_hostile(two, mix_targets(args.requests // 2, args.dirty), args)
         if "memory" in scenarios:
-            scenario_memory(procs, args)
+            scenario_memory(two, args)
         log = tmp / "audit.jsonl"
         logged = len(log.read_bytes().splitlines()) if log.exists() else 0
     finally:
