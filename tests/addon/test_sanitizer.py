@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -629,6 +630,19 @@ class TestLimits:
         if inline.response is not None:
             assert offloaded.response is not None
             assert offloaded.response.status_code == inline.response.status_code
+
+    @pytest.mark.skipif(not hasattr(os, "getpriority"), reason="no process priorities here")
+    def test_the_worker_yields_the_cpu_to_the_event_loop(self, addon: UrlSanitizer) -> None:
+        # Long targets are the worker's, at the lowest priority: a client sending megabyte
+        # targets back to back must not take the CPU the proxy's other clients need.
+        with taddons.context(addon) as tctx:
+            tctx.configure(addon, urlsan_max_inline=0)
+            assert run_hook(addon, flow())
+            assert addon._workers is not None
+            workers = [p.pid for p in addon._workers._processes.values()]
+            # 19: the least a process can ask for (nice(2)), whatever this one's priority
+            assert [os.getpriority(os.PRIO_PROCESS, pid) for pid in workers] == [19]
+            addon.done()
 
     @pytest.mark.parametrize(
         "mode, path, status, action",
