@@ -27,7 +27,8 @@ writes its audit log as it would in production.  Loopback only.  Scenarios:
   memory (and the urlsan worker process's) as they go.
 * ``hook``: the addon's hook alone, in this process, on dirty targets with the log on, by part
   (each part measured by stubbing it out: the check, decide/apply/metadata, the record, and the
-  log write's redaction, JSON encoding and file write).
+  log write's redaction, JSON encoding and file write); then mitmproxy's own cost of calling
+  its addons, per event and for one more addon (`dispatch_cost`).
 * Then the addon's hook alone, in this process: CPU per request on the mix and on dirty targets.
 
 ``mix`` also prints the per-round ratio of the two proxies' CPU (median and range), since on a
@@ -302,6 +303,45 @@ def hook_parts(targets: list[bytes], mode: str, log: Path, rounds: int = 5) -> d
     return best
 
 
+# The events mitmproxy sends every addon for one HTTP/1 request on a kept-alive connection:
+# requestheaders, request, responseheaders and response, each followed by an update (counted
+# in a real mitmdump by an addon that answers every event name).
+EVENTS_PER_REQUEST = 8
+
+
+def dispatch_cost(rounds: int = 5, events: int = 5000) -> tuple[int, float, float]:
+    """mitmproxy's cost of calling its addons: the number in mitmdump's chain, the CPU µs one
+    event takes through them, and how much more with one more addon that does nothing."""
+    import asyncio
+
+    from mitmproxy import options
+    from mitmproxy.proxy.layers.http import HttpRequestHeadersHook
+    from mitmproxy.test import tflow
+    from mitmproxy.tools.dump import DumpMaster
+
+    class Noop:
+        def requestheaders(self, flow: Any) -> None:
+            return None
+
+    async def measure() -> tuple[int, float, float]:
+        manager = DumpMaster(options.Options(), with_termlog=False, with_dumper=False).addons
+        event = HttpRequestHeadersHook(tflow.tflow())
+        best = {"plain": float("inf"), "noop": float("inf")}
+        for _ in range(rounds):
+            for variant in best:
+                if variant == "noop":
+                    manager.add(Noop())
+                start = time.process_time()
+                for _ in range(events):
+                    await manager.trigger_event(event)
+                best[variant] = min(best[variant], (time.process_time() - start) / events)
+                if variant == "noop":
+                    manager.remove(manager.chain[-1])
+        return len(manager.chain), best["plain"] * 1e6, (best["noop"] - best["plain"]) * 1e6
+
+    return asyncio.run(measure())
+
+
 def scenario_hook(args: Any, tmp: Path) -> None:
     """The hook alone, by part, on dirty targets with the log on."""
     targets = mix_targets(max(1, args.requests // args.rounds), 1.0)
@@ -318,6 +358,12 @@ def scenario_hook(args: Any, tmp: Path) -> None:
         ("the least a hook can do (`_least_hook`)", f"{(cpu['least'] - cpu['no hook']) * 1e6:.1f}")
     )
     table(("part", "µs"), rows)
+    chain, per_event, one_more = dispatch_cost()
+    print(
+        f"\nmitmproxy's addon chain ({chain} addons in mitmdump): {per_event:.1f} µs of CPU per "
+        f"event; one more addon that does nothing: +{one_more:.1f} µs per event, "
+        f"{one_more * EVENTS_PER_REQUEST:.0f} µs per request ({EVENTS_PER_REQUEST} events)"
+    )
 
 
 def percentile(values: list[float], p: float) -> float:
