@@ -22,22 +22,23 @@ FORMS: tuple[str, ...] = ("auto", "origin", "absolute", "authority", "asterisk",
 # taken for a scheme.  Every group is optional, so the pattern matches any string.  The common
 # authority, "host[:port]" with no "@", "[", "]" or other ":" in the host, is split here as
 # `split_authority` splits it (a port of digits); any other is the ``authority`` group, which
-# `split_authority` splits.
+# `split_authority` splits.  Every run is possessive: none can hold the character that ends it,
+# so giving characters back never helps, and the regex engine keeps no place to go back to.
 _URI_REFERENCE = re.compile(
     rf"""
     (?:(?P<scheme>{SCHEME}):)?
     (?://(?:
-        (?P<host>[^/?\#@\[\]:]*)(?::(?P<port>[0-9]*))?(?![^/?\#])
-        |(?P<authority>[^/?\#]*)
+        (?P<host>[^/?\#@\[\]:]*+)(?::(?P<port>[0-9]*+))?(?![^/?\#])
+        |(?P<authority>[^/?\#]*+)
     ))?
-    (?P<path>[^?\#]*)
-    (?:\?(?P<query>[^\#]*))?
-    (?:\#(?P<fragment>.*))?
+    (?P<path>[^?\#]*+)
+    (?:\?(?P<query>[^\#]*+))?
+    (?:\#(?P<fragment>.*+))?
     """,
     re.VERBOSE | re.DOTALL,
 )
 _ORIGIN_FORM = re.compile(
-    r"(?P<path>[^?\#]*)(?:\?(?P<query>[^\#]*))?(?:\#(?P<fragment>.*))?", re.DOTALL
+    r"(?P<path>[^?\#]*+)(?:\?(?P<query>[^\#]*+))?(?:\#(?P<fragment>.*+))?", re.DOTALL
 )
 # authority-form, told apart by shape in "auto": a host that no scheme can start (an IP-literal,
 # or a name starting with a digit: "127.0.0.1:8080") and a port of digits.  A name starting with
