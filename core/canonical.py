@@ -323,10 +323,10 @@ class _Canonicalizer:
         text, start = span
         # The scheme split found starts with a letter (§3.1): lowercase when nothing is upper
         # (which is why lowercase-scheme has no search of its own in _NEEDS).
-        if text is None or text.islower():
+        if text is None or text.islower() or not self.steps["scheme"]:
             return text
-        self.raw, self.start = text, start
-        return self.walk(self.steps["scheme"], text)
+        # Its one step (_lowercase_scheme), without the walk.
+        return rules.lowercase_scheme(text, start, self.edits)
 
     def userinfo_part(self, span: Span) -> str | None:
         text, start = span
@@ -566,8 +566,9 @@ def _remove_dot_segments(c: _Canonicalizer, text: str) -> str:
         resolved = rules.remove_dot_segments(text)[0]
     else:
         return text  # a rootless path (mailto:, urn:) is not hierarchical: left as is
-    # "./a:b" and "/.//a" are already resolved: their dot segment is the guard below.
-    if resolved == text or _guard(resolved, c, True) + resolved == text:
+    # "./a:b" and "/.//a" are already resolved: their dot segment is the guard below (which a
+    # path after an authority never needs).
+    if resolved == text or (not c.has_authority and _guard(resolved, c, True) + resolved == text):
         return text
     c.structural("remove-dot-segments", "path", text, resolved)
     c.dots = True
