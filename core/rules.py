@@ -516,8 +516,7 @@ def remove_dot_segments(path: str) -> tuple[str, int]:
     out: list[str] = []
     above = 0
     segments = path.split("/")[1:]
-    last = len(segments) - 1
-    for i, seg in enumerate(segments):
+    for seg in segments:
         if seg == "..":
             if out:
                 out.pop()
@@ -525,9 +524,8 @@ def remove_dot_segments(path: str) -> tuple[str, int]:
                 above += 1
         elif seg != ".":
             out.append(seg)
-            continue
-        if i == last:
-            out.append("")  # "/a/.." and "/a/." end in a slash
+    if segments and segments[-1] in (".", ".."):
+        out.append("")  # "/a/.." and "/a/." end in a slash
     return "/" + "/".join(out), above
 
 
