@@ -199,7 +199,11 @@ def _plan(policy: Policy) -> _Plan:
     # dot-prefix guard), none starting with "." (dot segments), no ";" when drop-params is on.
     segment = scan["path"].unit(without="/;" if on("drop-params") else "/")
     quiet["path"] = re.compile(f"(?:/(?![./])(?:{segment})*+)++").fullmatch
-    return _Plan(on, scan, _steps(policy.rules, scan), quiet)
+    steps = _steps(policy.rules, scan)
+    # A path after an authority is absolute or empty (RFC 3986 §3.3) and no origin-form one:
+    # the origin-form slash and the dot prefix have nothing to do there, so it skips them.
+    steps[_AUTHORITY_PATH] = tuple(s for s in steps["path"] if s[1] not in _NOT_AFTER_AUTHORITY)
+    return _Plan(on, scan, steps, quiet)
 
 
 def _never(text: str) -> None:
@@ -319,10 +323,10 @@ class _Canonicalizer:
         text, start = span
         # The scheme split found starts with a letter (§3.1): lowercase when nothing is upper
         # (which is why lowercase-scheme has no search of its own in _NEEDS).
-        if text is None or text.islower():
+        if text is None or text.islower() or not self.steps["scheme"]:
             return text
-        self.raw, self.start = text, start
-        return self.walk(self.steps["scheme"], text)
+        # Its one step (_lowercase_scheme), without the walk.
+        return rules.lowercase_scheme(text, start, self.edits)
 
     def userinfo_part(self, span: Span) -> str | None:
         text, start = span
@@ -411,7 +415,7 @@ class _Canonicalizer:
             self.edits.repair(
                 "dot-prefix", "path", start, "first segment of a relative path has ':'"
             )
-        return self.walk(self.steps["path"], text) or ""
+        return self.walk(self.steps[_AUTHORITY_PATH if self.has_authority else "path"], text) or ""
 
     def query_part(self, span: Span) -> str | None:
         text, start = span
@@ -562,8 +566,9 @@ def _remove_dot_segments(c: _Canonicalizer, text: str) -> str:
         resolved = rules.remove_dot_segments(text)[0]
     else:
         return text  # a rootless path (mailto:, urn:) is not hierarchical: left as is
-    # "./a:b" and "/.//a" are already resolved: their dot segment is the guard below.
-    if resolved == text or _guard(resolved, c, True) + resolved == text:
+    # "./a:b" and "/.//a" are already resolved: their dot segment is the guard below (which a
+    # path after an authority never needs).
+    if resolved == text or (not c.has_authority and _guard(resolved, c, True) + resolved == text):
         return text
     c.structural("remove-dot-segments", "path", text, resolved)
     c.dots = True
@@ -627,6 +632,10 @@ def _strip_fragment(c: _Canonicalizer, text: str) -> None:
 def _chars_of(component: str) -> _Handler:
     return lambda c, text: c.scan[component].scan(text, c.start, c.edits)
 
+
+# The path's steps after an authority (`_plan`): all but these.
+_AUTHORITY_PATH = "path after an authority"
+_NOT_AFTER_AUTHORITY = (_origin_slash, _dot_prefix)
 
 _HANDLERS: dict[tuple[str, str, str], Any] = {
     ("scheme", "lowercase-scheme", ""): _lowercase_scheme,

@@ -64,7 +64,8 @@ def regex_class(chars: frozenset[str]) -> str:
 # RFC 3986 §2.1  pct-encoded = "%" HEXDIG HEXDIG
 PCT_ENCODED = "%[0-9A-Fa-f]{2}"
 # RFC 3986 §3.1  scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )
-SCHEME = rf"[A-Za-z][{regex_class(SCHEME_CHARS)}]*"
+# Possessive: no scheme character is the ":" that ends it, so giving back never helps.
+SCHEME = rf"[A-Za-z][{regex_class(SCHEME_CHARS)}]*+"
 # RFC 1034 §3.5  a name of letters, digits and hyphens ("LDH"), in labels separated by "."; the
 # fast path's lower-case one ends in a letter (a name ending in a digit may be a numeric host).
 LDH_NAME = r"[A-Za-z0-9.\-]*"

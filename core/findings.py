@@ -7,6 +7,7 @@ it appears in audit logs and in README's table of findings.
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import Any
 
 from .result import Finding
@@ -27,7 +28,9 @@ _ESCAPED_SLASH = re.compile(r"%(?:2[Ff]|5[Cc])")
 _DOT_ESCAPES = re.compile(r"%2[Ee]")
 _ESCAPED_DOT = frozenset({"%2e", "%2E"})
 
-_new = tuple.__new__
+# Finding's own __new__ is Python code: tuple.__new__ builds the same value from a finding's
+# fields in a list, and map calls it from C, without a Python frame per finding.
+_finding = partial(tuple.__new__, Finding)
 
 FINDING_NAMES: tuple[str, ...] = (
     "dot-segment",
@@ -53,24 +56,25 @@ class Findings(dict[tuple[str, str], list[Any]]):
     """Collects findings, one per rule and component: the first occurrence and a count.
 
     A megabyte of "../" is one finding counted 333,333 times, not 333,333 objects.  A dict of
-    (rule, component) -> [offset, detail, count] itself: built without a Python ``__init__``
-    (each canonicalization makes one).
+    (rule, component) -> [rule, component, offset, detail, count] itself: built without a Python
+    ``__init__`` (each canonicalization makes one), and each value holds its `Finding`'s fields
+    in order, so that `freeze` builds them all in C.
     """
 
     __slots__ = ()
 
     def add(self, rule: str, component: str, offset: int, detail: str) -> None:
-        item = self.get((rule, component))
+        key = (rule, component)
+        item = self.get(key)
         if item is None:
-            self[(rule, component)] = [offset, detail, 1]
+            self[key] = [rule, component, offset, detail, 1]
         else:
-            item[2] += 1
+            item[4] += 1
 
     def freeze(self) -> tuple[Finding, ...]:
         if not self:  # most targets
             return ()
-        # Finding's own __new__ is Python code: tuple.__new__ builds the same value faster.
-        return tuple([_new(Finding, (r, c, o, d, n)) for (r, c), (o, d, n) in self.items()])
+        return tuple(map(_finding, self.values()))
 
 
 def escapes(text: str, component: str, start: int, out: Findings) -> None:

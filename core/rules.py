@@ -211,12 +211,13 @@ class Scanner:
     """The character rules of one component: an escape table and two compiled patterns.
 
     ``clean`` matches text that no rule changes (one fullmatch for most components);
-    ``changes`` finds, left to right, each piece that one rule rewrites: an escape whose table
-    entry changes it, a run of "%" that start no escape, a run of ASCII characters not allowed
-    here, a run of non-ASCII characters.  The text between is copied as it is.
+    ``next_change`` matches from a position the text that no rule changes and then the piece
+    that one rule rewrites: an escape whose table entry changes it, a run of "%" that start no
+    escape, a run of ASCII characters not allowed here, a run of non-ASCII characters.  The text
+    between is copied as it is.  It fails where only unchanged text is left.
     """
 
-    __slots__ = ("changes", "clean", "component", "escapes", "kept", "rewrites", "single")
+    __slots__ = ("clean", "component", "escapes", "kept", "next_change", "rewrites", "single")
 
     def __init__(
         self,
@@ -262,16 +263,18 @@ class Scanner:
         self.clean = re.compile(f"(?:[{allowed}]++|%(?:{self.kept}))*+").fullmatch
         rewritten = _pairs(pair for pair, hit in self.escapes.items() if hit is not _NOT_FOUND)
         # Clean text, then what follows it: each match starts where the last one ended, so
-        # that one pass finds them all, in linear time.
-        self.changes = re.compile(
+        # that one pass finds them all, in linear time.  Every character is allowed, a "%", an
+        # ASCII character not allowed or a non-ASCII one, and a "%" starts a kept escape, a
+        # rewritten one or none: the match fails only when the clean text runs to the end.
+        changes = re.compile(
             f"(?:[{allowed}]++|%(?:{self.kept}))*+"
             f"(?:(?P<escape>(?:%(?:{rewritten}))++)"  # a run: "%2e%2E" is one match
             "|(?P<stray>%+)(?![0-9A-Fa-f]{2})"  # §2.4: a "%" that starts no escape
             f"|(?P<ascii>[^{allowed}%\x80-\U0010ffff]+)"
-            "|(?P<wide>[^\x00-\x7f]+)"
-            r"|\Z)"  # the clean rest
+            "|(?P<wide>[^\x00-\x7f]+))"
         )
-        assert self.changes.groupindex == _GROUPS  # scan reads the groups by number
+        assert changes.groupindex == _GROUPS  # scan reads the groups by number
+        self.next_change = changes.match
         # The same table keyed by the escape itself ("%7e"): the piece a match found.
         self.rewrites = {"%" + pair: hit for pair, hit in self.escapes.items()}
 
@@ -282,19 +285,21 @@ class Scanner:
         return f"[{chars}]++|%(?:{self.kept})"
 
     def scan(self, text: str, start: int, edits: Edits) -> str:
-        if self.clean(text):
+        next_change = self.next_change
+        m = next_change(text)
+        if m is None:  # clean: one match that fails (no `clean` first, which would fail too)
             return text
         edits.view, edits.view_start = text, start  # what a fold copies between edits
         comp = self.component
         strict = edits.strict  # repairs raise: the checks and their messages only then
         out: list[str] = []
         pos = 0
-        for m in self.changes.finditer(text):
+        while m is not None:
             kind = m.lastindex  # by number: a group's name costs a lookup
-            if kind is None:
-                break
+            assert kind is not None  # every match ends in one of the groups
             # Each group ends its match: its span is the piece, and where the next one starts.
             at, end = m.span(kind)
+            m = next_change(text, end)
             piece = text[at:end]
             if kind == _ESCAPE:
                 if end - at > 3:  # a run of escapes: it records its own edits
@@ -511,8 +516,7 @@ def remove_dot_segments(path: str) -> tuple[str, int]:
     out: list[str] = []
     above = 0
     segments = path.split("/")[1:]
-    last = len(segments) - 1
-    for i, seg in enumerate(segments):
+    for seg in segments:
         if seg == "..":
             if out:
                 out.pop()
@@ -520,9 +524,8 @@ def remove_dot_segments(path: str) -> tuple[str, int]:
                 above += 1
         elif seg != ".":
             out.append(seg)
-            continue
-        if i == last:
-            out.append("")  # "/a/.." and "/a/." end in a slash
+    if segments and segments[-1] in (".", ".."):
+        out.append("")  # "/a/.." and "/a/." end in a slash
     return "/" + "/".join(out), above
 
 

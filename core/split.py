@@ -22,22 +22,23 @@ FORMS: tuple[str, ...] = ("auto", "origin", "absolute", "authority", "asterisk",
 # taken for a scheme.  Every group is optional, so the pattern matches any string.  The common
 # authority, "host[:port]" with no "@", "[", "]" or other ":" in the host, is split here as
 # `split_authority` splits it (a port of digits); any other is the ``authority`` group, which
-# `split_authority` splits.
+# `split_authority` splits.  Every run is possessive: none can hold the character that ends it,
+# so giving characters back never helps, and the regex engine keeps no place to go back to.
 _URI_REFERENCE = re.compile(
     rf"""
     (?:(?P<scheme>{SCHEME}):)?
     (?://(?:
-        (?P<host>[^/?\#@\[\]:]*)(?::(?P<port>[0-9]*))?(?![^/?\#])
-        |(?P<authority>[^/?\#]*)
+        (?P<host>[^/?\#@\[\]:]*+)(?::(?P<port>[0-9]*+))?(?![^/?\#])
+        |(?P<authority>[^/?\#]*+)
     ))?
-    (?P<path>[^?\#]*)
-    (?:\?(?P<query>[^\#]*))?
-    (?:\#(?P<fragment>.*))?
+    (?P<path>[^?\#]*+)
+    (?:\?(?P<query>[^\#]*+))?
+    (?:\#(?P<fragment>.*+))?
     """,
     re.VERBOSE | re.DOTALL,
 )
 _ORIGIN_FORM = re.compile(
-    r"(?P<path>[^?\#]*)(?:\?(?P<query>[^\#]*))?(?:\#(?P<fragment>.*))?", re.DOTALL
+    r"(?P<path>[^?\#]*+)(?:\?(?P<query>[^\#]*+))?(?:\#(?P<fragment>.*+))?", re.DOTALL
 )
 # authority-form, told apart by shape in "auto": a host that no scheme can start (an IP-literal,
 # or a name starting with a digit: "127.0.0.1:8080") and a port of digits.  A name starting with
@@ -124,7 +125,9 @@ def split(target: str, form: str = "auto") -> Parts:
         )
     m = _URI_REFERENCE.match(target)
     assert m is not None  # every group is optional
-    scheme = m.group("scheme")
+    # One call for the groups, and one attribute for every group's (start, end): a start()
+    # call each would be a method call each (an absent group's span is (-1, -1), as start() says).
+    scheme, host_, port_, authority, path, query, fragment = m.groups()
     if form == "authority" or (
         form == "auto" and scheme is None and _AUTHORITY_FORM.fullmatch(target)
     ):
@@ -133,15 +136,13 @@ def split(target: str, form: str = "auto") -> Parts:
         return Parts(
             "authority", _ABSENT, userinfo, host, port, ("", len(target)), _ABSENT, _ABSENT
         )
-    # One call for the groups, then a start each (by number: a name costs a lookup).
-    _, host_, port_, authority, path, query, fragment = m.groups()
-    start = m.start
+    span = m.regs
     if host_ is not None:
-        at = start(2)
+        at = span[2][0]
         userinfo, host = (None, at), (host_, at)
-        port = (port_, start(3)) if port_ is not None else (None, m.end(2))
+        port = (port_, span[3][0]) if port_ is not None else (None, span[2][1])
     elif authority is not None:
-        userinfo, host, port = split_authority(authority, start(4))
+        userinfo, host, port = split_authority(authority, span[4][0])
     else:
         userinfo = host = port = _ABSENT
     form = "absolute" if scheme is not None else "reference"
@@ -149,12 +150,12 @@ def split(target: str, form: str = "auto") -> Parts:
         Parts,
         (
             form,
-            (scheme, start(1)),
+            (scheme, span[1][0]),
             userinfo,
             host,
             port,
-            (path, start(5)),
-            (query, start(6)),
-            (fragment, start(7)),
+            (path, span[5][0]),
+            (query, span[6][0]),
+            (fragment, span[7][0]),
         ),
     )
