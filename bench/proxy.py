@@ -114,6 +114,27 @@ class Handler(socketserver.StreamRequestHandler):
             self.wfile.write(response)
 
 
+def _serve_upstream(pipe: Any) -> None:
+    server = Upstream(("127.0.0.1", 0), Handler)
+    pipe.send(server.server_address[1])
+    server.serve_forever()
+
+
+def start_upstream() -> tuple[Any, int]:
+    """The upstream server in a process of its own, and its port.  Not a thread of this one: it
+    reads every request the proxies forward, a hostile one of megabytes too, and in this
+    process it would hold the GIL that the clients timing the other requests wait for."""
+    import multiprocessing
+
+    mine, theirs = multiprocessing.Pipe()
+    process = multiprocessing.get_context("spawn").Process(
+        target=_serve_upstream, args=(theirs,), daemon=True
+    )
+    process.start()
+    port: int = mine.recv()
+    return process, port
+
+
 def start_proxy(argv: list[str], tmp: Path) -> tuple[subprocess.Popen[bytes], int]:
     process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=tmp)
     assert process.stdout is not None
@@ -639,9 +660,8 @@ def scenario_memory(procs: dict[str, tuple[subprocess.Popen[bytes], int]], args:
 
 def run_proxies(args: Any, scenarios: tuple[str, ...], tmp: Path, targets: list[bytes]) -> float:
     """The scenarios through real mitmdumps; mitmdump's CPU seconds per request (mix), or 0."""
-    upstream = Upstream(("127.0.0.1", 0), Handler)
-    threading.Thread(target=upstream.serve_forever, daemon=True).start()
-    origin = f"http://127.0.0.1:{upstream.server_address[1]}"
+    upstream, port = start_upstream()
+    origin = f"http://127.0.0.1:{port}"
     bin_dir = Path(sys.executable).parent
     common = ["--mode", f"reverse:{origin}", "--listen-host", "127.0.0.1", "-p", "0"]
     common += ["--set", "flow_detail=0"]  # no per-flow output; keep the listening line
@@ -684,7 +704,8 @@ def run_proxies(args: Any, scenarios: tuple[str, ...], tmp: Path, targets: list[
     finally:
         for process, _ in procs.values():
             stop(process)
-        upstream.shutdown()
+        upstream.kill()
+        upstream.join()
     print(f"{logged} audit records written")
     if "mix" in scenarios and times.exists():
         hook_in_proxy(json.loads(times.read_text()), args.mix_window, base_cpu)
