@@ -275,10 +275,10 @@ class Processor:
         return lines, utf8
 
     def _urls(self, lines: list[str], first: int, fmt: _Urls) -> Done:
-        """Plain URLs out, from lines known to be UTF-8 and short enough: the common case, one
-        call for the block (`many.urls`, a loop in C with the twin).  The first bad line hands
-        the rest of the block to `_plain`, which says why it is bad.  So does a line that may
-        be too long: a character takes at most 4 bytes in UTF-8, so none of the others is."""
+        """Plain URLs out, from lines known to be UTF-8: the common case, one call for the
+        block (`many.urls`, a loop in C with the twin).  The first bad line hands the rest of
+        the block to `_plain`, which says why it is bad.  So does a line that may be too long:
+        a character takes at most 4 bytes in UTF-8, so none of the others is."""
         urls = many.urls(lines, self.policy, self.form, _BLANKS, self.max_bytes // 4)
         done = len(urls)
         if done == len(lines):
