@@ -7,7 +7,7 @@ Nothing slow runs on mitmproxy's event loop, which serves every client.  A targe
 ``urlsan_max_inline`` bytes (8 KiB: what browsers and servers accept) is canonicalized inline, in
 microseconds.  A longer one goes to a worker process (`check_target` is pure; a thread would not
 do, it would hold the GIL), while the hook hands mitmproxy a coroutine to await, so that other
-flows go on.  One longer than ``urlsan_max_target`` (1 MiB) is not canonicalized at all: it is
+flows go on.  One longer than ``urlsan_max_target`` (64 KiB) is not canonicalized at all: it is
 answered ``414 URI Too Long`` in reject mode, and otherwise forwarded unchanged and logged as
 ``skipped-oversize`` (rewrite and redirect answer 414 instead if it holds bytes that must never
 reach the request line).
@@ -56,7 +56,10 @@ MODES: tuple[str, ...] = ("rewrite", "audit", "reject", "redirect")
 SIGNED: tuple[str, ...] = ("skip", "rewrite")
 REDIRECT_METHODS = frozenset({b"GET", b"HEAD"})
 MAX_INLINE = 8 * 1024  # urlsan_max_inline's default, bytes
-MAX_TARGET = 1024 * 1024  # urlsan_max_target's default, bytes
+# urlsan_max_target's default, bytes: eight times the request line nginx (8 KiB) and Apache
+# (8,190 bytes) accept by default, so real targets are canonicalized; a longer one is hostile or
+# broken, and its canonical form (up to three times as long) would cost the event loop to forward.
+MAX_TARGET = 64 * 1024
 TOO_LONG = "urlsan_max_target"  # rejected_by, for a target refused for its length alone
 
 _MARKS = {"rejected": ":no_entry:", "skipped-signed": ":warning:", "skipped-oversize": ":warning:"}

@@ -2,7 +2,7 @@
 
     python bench/proxy.py                        # every scenario below
     python bench/proxy.py --scenario mix --requests 10000 --connections 8
-    python bench/proxy.py --scenario hostile --hostile eacute
+    python bench/proxy.py --scenario hostile --hostile eacute ctl-under
     python bench/proxy.py --scenario memory --large 1000
     python bench/proxy.py --scenario hook
 
@@ -23,9 +23,10 @@ writes its audit log as it would in production.  Loopback only.  Scenarios:
 * ``hostile``: the same mix from ``--connections`` clients while one more client sends huge
   hostile targets back to back (``--hostile``): the other clients' p50/p99/max latency, through
   mitmdump alone and with urlsan.  urlsan must not make them wait on its canonicalization.
-* ``memory``: ``--large`` huge requests, one after the other (a megabyte of ``é``, a
-  10,000-segment dot path, a megabyte of controls and stray ``%``): each proxy's resident
-  memory (and the urlsan worker process's) as they go.
+* ``memory``: ``--large`` huge requests, one after the other (`LARGE_MIX`: megabytes of ``é``,
+  of controls and stray ``%`` and of plain ASCII, the same under urlsan_max_target's 64 KiB, a
+  9,000-segment dot path): each proxy's resident memory (and the urlsan worker process's) as
+  they go.
 * ``hook``: the addon's hook alone, in this process, on dirty targets with the log on, by part
   (each part measured by stubbing it out: the check, decide/apply/metadata, the record, and the
   log write's redaction, JSON encoding and file write); then mitmproxy's own cost of calling
@@ -58,6 +59,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+
+from urlsan.addon.sanitizer import MAX_TARGET
 
 CLEAN = [
     b"/",
@@ -395,17 +398,22 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))]
 
 
-# Huge targets a hostile client sends.  The "-under" ones are one byte under urlsan_max_target's
-# default (1 MiB), so that the addon canonicalizes them (in its worker process); "ctl-over" is
-# the target of issue #14, one byte over it.
+# Huge targets a hostile client sends.  The "-under" ones and "dots" are at most
+# urlsan_max_target's default (`MAX_TARGET`, 64 KiB), so that the addon canonicalizes them (in
+# its worker process: they are over urlsan_max_inline); "ctl-over" is the megabyte target of
+# issue #14 and "eacute" a megabyte of "é", both answered 414 (bytes never forwarded raw);
+# "ascii-over" is a megabyte urlsan forwards unchanged, as mitmdump alone does.
 _MIB = 1024 * 1024
 HOSTILE = {
-    "ctl-under": b"/" + b"\x01%" * (_MIB // 2 - 1) + b"x",
+    "ctl-under": b"/" + b"\x01%" * (MAX_TARGET // 2 - 1) + b"x",
     "ctl-over": b"/" + b"\x01%" * (_MIB // 2),
-    "eacute": b"/" + "é".encode() * (_MIB // 2 - 1) + b"x",
-    "dots": b"/" + b"a/./../" * 10_000,
+    "eacute-under": b"/" + "é".encode() * (MAX_TARGET // 2 - 1) + b"x",
+    "eacute": b"/" + "é".encode() * (_MIB // 2),
+    "dots": b"/" + b"a/./../" * 9_000,
+    "ascii-over": b"/" + b"a" * _MIB,
 }
-LARGE_MIX = ("eacute", "dots", "ctl-over")  # the memory scenario cycles through these
+# The memory scenario cycles through these: over the limit and under it, in turn.
+LARGE_MIX = ("eacute", "dots", "ctl-over", "eacute-under", "ascii-over", "ctl-under")
 
 
 def send_once(port: int, target: bytes, timeout: float = 600) -> int:
@@ -614,10 +622,25 @@ def scenario_mix(
 def scenario_hostile(
     procs: dict[str, tuple[subprocess.Popen[bytes], int]], targets: list[bytes], args: Any
 ) -> None:
-    hostile = HOSTILE[args.hostile]
+    """`hostile_shape` for each ``--hostile`` shape, then the ratios side by side."""
+    ratios = {shape: hostile_shape(procs, targets, args, shape) for shape in args.hostile}
+    print("\nother clients' p99 with urlsan / without, by hostile shape (goal: 1.5x or less):")
+    for shape, ratio in ratios.items():
+        print(f"  {shape:<13} {len(HOSTILE[shape]):>9,} bytes  {ratio:.2f}x")
+
+
+def hostile_shape(
+    procs: dict[str, tuple[subprocess.Popen[bytes], int]],
+    targets: list[bytes],
+    args: Any,
+    shape: str,
+) -> float:
+    """The other clients' latencies while one sends ``shape``; their p99 ratio, urlsan over
+    mitmdump alone."""
+    hostile = HOSTILE[shape]
     print(
         f"\nhostile: {len(targets)} mix requests on {args.connections} connections per "
-        f"configuration and round, while one more client sends {args.hostile} targets "
+        f"configuration and round, while one more client sends {shape} targets "
         f"({len(hostile):,} bytes) back to back; quiet: the same without it; "
         f"{args.hostile_rounds} rounds, the configurations alternating"
     )
@@ -645,6 +668,7 @@ def scenario_hostile(
     table(("", "quiet p99 ms", "p50 ms", "p99 ms", "max ms", "hostile answered"), rows)
     ratio = percentile(loud["mitmdump + urlsan"], 99) / percentile(loud["mitmdump"], 99)
     print(f"other clients' p99 with urlsan / without: {ratio:.2f}x (goal: 1.5x or less)")
+    return ratio
 
 
 def scenario_memory(procs: dict[str, tuple[subprocess.Popen[bytes], int]], args: Any) -> None:
@@ -757,7 +781,13 @@ def main() -> int:
     parser.add_argument("--connections", type=int, default=4)
     parser.add_argument("--mode", default="rewrite", help="urlsan_mode for the addon run")
     parser.add_argument("--dirty", type=float, default=0.5, help="fraction of targets made dirty")
-    parser.add_argument("--hostile", choices=sorted(HOSTILE), default="ctl-under")
+    parser.add_argument(
+        "--hostile",
+        nargs="+",
+        choices=list(HOSTILE),
+        default=list(HOSTILE),
+        help="the hostile client's target shapes, one after the other (default: all)",
+    )
     parser.add_argument("--hostile-rounds", type=int, default=2, help="rounds (hostile)")
     parser.add_argument("--large", type=int, default=1000, help="huge requests (memory)")
     parser.add_argument(

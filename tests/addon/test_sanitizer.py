@@ -586,7 +586,7 @@ class TestLimits:
     def test_defaults(self, addon: UrlSanitizer) -> None:
         with taddons.context(addon) as tctx:
             assert tctx.options.urlsan_max_inline == 8 * 1024
-            assert tctx.options.urlsan_max_target == 1024 * 1024
+            assert tctx.options.urlsan_max_target == 64 * 1024
 
     @pytest.mark.parametrize(
         "options, message",
