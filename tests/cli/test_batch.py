@@ -488,6 +488,33 @@ def test_cheap_lines_stay_in_one_process(
     assert pool_started == []
 
 
+def test_a_large_file_goes_to_workers_from_its_first_block(
+    urlsan: RunUrlsan, tmp_path: Path, pool_started: list[int]
+) -> None:
+    """A regular file of POOL_START_BYTES or more starts the workers before any sample (which
+    left the second core idle); the output is that of one process all the same."""
+    urls = tmp_path / "urls.txt"
+    _messy_file(urls, 12_000)
+    names = ("POOL_START_BYTES", "POOL_MIN_LINE_SECONDS", "POOL_MIN_SPAN_LINE_SECONDS")
+    saved = [getattr(batch, name) for name in names]
+    one = urlsan("canon", "-i", str(urls), "--profile", "strict")
+    # No line takes a second, so no sample would start them: only the file's size does.
+    batch.POOL_MIN_LINE_SECONDS = batch.POOL_MIN_SPAN_LINE_SECONDS = 1.0
+    try:
+        batch.POOL_START_BYTES = urls.stat().st_size + 1
+        assert urlsan("canon", "-i", str(urls), "--profile", "strict", "-j", "2") == one
+        assert pool_started == []
+        batch.POOL_START_BYTES = urls.stat().st_size
+        assert urlsan("canon", "-i", str(urls), "--profile", "strict", "-j", "2") == one
+        assert pool_started == [2]
+        # Line numbers in the output: the workers cannot read spans, and a sample decides.
+        urlsan("canon", "-i", str(urls), "--profile", "strict", "-j", "2", "--diff")
+        assert pool_started == [2]
+    finally:
+        for name, value in zip(names, saved, strict=True):
+            setattr(batch, name, value)
+
+
 def test_workers_start_only_for_long_costly_inputs() -> None:
     pay = batch._workers_pay
     assert not pay(0.0, 0, None)  # nothing measured yet
