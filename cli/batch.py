@@ -29,6 +29,7 @@ import os
 import select
 import signal
 import stat
+import struct
 import sys
 import time
 from collections import deque
@@ -750,7 +751,7 @@ class _Pool:
     """Worker processes, each with a pipe of its own and one block at a time.
 
     No executor: the main thread sends each block to an idle worker, reads results as they
-    come (`multiprocessing.connection.wait`) and hands them on in input order.  No thread of
+    come (`select`) and hands them on in input order.  No thread of
     its own, so none is forked, and no hop through a queue's feeder or manager thread: once
     workers ran on 600,000 dirty lines, the main process spent 0.20 s of CPU behind
     `ProcessPoolExecutor`, 0.10 s here (bench/cli.py's input, best of 5).  A worker that dies
@@ -758,30 +759,20 @@ class _Pool:
     """
 
     def __init__(self, processor: Processor, jobs: int) -> None:
-        import multiprocessing
-        from multiprocessing.connection import wait
-
-        self._wait = wait
         _keep_freed_memory()  # before the forks: the workers inherit it
-        context: Any = multiprocessing.get_context(_START_METHOD)  # fork or spawn: has Process
-        self.pipes: list[Connection] = []
-        self.processes: list[Any] = []
+        self.pipes: list[Connection | _Channel] = []
+        self.processes: list[_Forked | Any] = []  # Any: a multiprocessing Process (spawn)
         self.idle: list[int] = []
         self.busy: dict[int, _Task] = {}
+        start = _fork if _START_METHOD == "fork" else _spawn
         for index in range(jobs):
-            mine, theirs = context.Pipe()
-            # A forked worker holds copies of this process's ends of the pipes, its own among
-            # them: it closes them, so that each pipe has one end here and one in its worker
-            # (closing or dying here ends the worker's read).  A spawned one inherits none.
-            inherited = (*self.pipes, mine) if _START_METHOD == "fork" else ()
-            process = context.Process(
-                target=_serve, args=(theirs, processor, inherited), daemon=True
-            )
-            process.start()
-            theirs.close()
-            self.pipes.append(mine)
+            pipe, process = start(processor, self.pipes)
+            self.pipes.append(pipe)
             self.processes.append(process)
             self.idle.append(index)
+        self._wait: Callable[[list[Any]], list[Any]] = (
+            _ready if _START_METHOD == "fork" else _spawned_wait()
+        )
 
     def run(self, blocks: Iterable[Block], limit: int) -> Iterator[tuple[Block, Done]]:
         """Each block with its result, in input order, at most ``limit`` blocks in flight.
@@ -820,11 +811,11 @@ class _Pool:
 
     def _receive(self) -> None:
         """Wait for a result or more; each worker that sent one is idle again."""
-        pipes = {self.pipes[index]: index for index in self.busy}
+        pipes: dict[Any, int] = {self.pipes[index]: index for index in self.busy}
         for pipe in self._wait(list(pipes)):
-            index = pipes[cast("Connection", pipe)]
+            index = pipes[pipe]
             try:
-                result = _receive_done(cast("Connection", pipe))
+                result = _receive_done(pipe)
             except (EOFError, OSError):  # its end closed, before or in the middle of a result
                 raise WorkerDied from None
             if isinstance(result, BaseException):  # a bug in urlsan, raised here with its type
@@ -841,6 +832,136 @@ class _Pool:
             if kill:
                 process.kill()
             process.join()
+
+
+# --- starting workers -------------------------------------------------------------------------
+# Linux: os.fork and two pipes of our own (`_Channel`).  multiprocessing's Pipe, Process and
+# wait would do the same, but importing them costs 12 ms, in the part of the run one core does
+# alone before the workers start.  Elsewhere, spawned multiprocessing processes.
+
+
+def _fork(processor: Processor, others: list[Any]) -> tuple[_Channel, _Forked]:
+    """A forked worker, and this process's end of its pipes."""
+    to_worker, from_worker = _pipe(), _pipe()
+    pid = os.fork()
+    if pid == 0:  # the worker: never back into the caller's frames, never its atexit
+        status = 1
+        try:
+            # Copies of this process's ends, its own among them: closed, so that each pipe
+            # has one end here and one in its worker (closing or dying here ends its read).
+            os.close(to_worker[1])
+            os.close(from_worker[0])
+            for other in others:
+                other.close()
+            _serve(_Channel(to_worker[0], from_worker[1]), processor)
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(to_worker[0])
+    os.close(from_worker[1])
+    return _Channel(from_worker[0], to_worker[1]), _Forked(pid)
+
+
+def _pipe() -> tuple[int, int]:
+    """A pipe that holds a whole block's output (1 MiB where Linux allows it, 64 KiB by
+    default): one write and one read per message instead of a wake-up per 64 KiB."""
+    read, write = os.pipe()
+    with contextlib.suppress(OSError, AttributeError):
+        import fcntl
+
+        fcntl.fcntl(write, fcntl.F_SETPIPE_SZ, 1 << 20)  # type: ignore[attr-defined]
+    return read, write
+
+
+class _Channel:
+    """This process's ends of the two pipes it shares with one forked worker, sending what
+    `multiprocessing.connection.Connection` sends: messages of a length and that many bytes."""
+
+    def __init__(self, read_fd: int, write_fd: int) -> None:
+        self.read_fd, self.write_fd = read_fd, write_fd
+
+    def fileno(self) -> int:
+        return self.read_fd
+
+    def send_bytes(self, data: bytes) -> None:
+        self._write(_LENGTH.pack(len(data)))
+        self._write(data)
+
+    def recv_bytes(self) -> bytes:
+        (length,) = _LENGTH.unpack(self._read(_LENGTH.size))
+        return self._read(length)
+
+    def send(self, value: Any) -> None:
+        import pickle  # only with --jobs: 2 ms of every start-up
+
+        self.send_bytes(pickle.dumps(value, pickle.HIGHEST_PROTOCOL))
+
+    def recv(self) -> Any:
+        import pickle
+
+        return pickle.loads(self.recv_bytes())
+
+    def close(self) -> None:
+        for fd in (self.read_fd, self.write_fd):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def _write(self, data: bytes) -> None:
+        view, done = memoryview(data), 0
+        while done < len(view):
+            done += os.write(self.write_fd, view[done:])
+
+    def _read(self, length: int) -> bytes:
+        data = os.read(self.read_fd, length)  # all of it, mostly: the pipe holds a message
+        if len(data) == length:
+            return data
+        parts = [data]
+        while length := length - len(data):
+            if not (data := os.read(self.read_fd, length)):
+                raise EOFError  # the worker's end closed
+            parts.append(data)
+        return b"".join(parts)
+
+
+_LENGTH = struct.Struct("!Q")
+
+
+class _Forked:
+    """A forked worker process, as much of multiprocessing's Process as `_Pool` uses."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
+
+    def join(self) -> None:
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(self.pid, 0)
+
+
+def _ready(channels: list[Any]) -> list[Any]:
+    """The channels with something to read (or closed at the worker's end)."""
+    return select.select(channels, [], [])[0]
+
+
+def _spawn(processor: Processor, others: list[Any]) -> tuple[Connection, Any]:
+    """A spawned multiprocessing worker, and this process's end of its pipe."""
+    import multiprocessing
+
+    context: Any = multiprocessing.get_context("spawn")
+    mine, theirs = context.Pipe()
+    process = context.Process(target=_serve, args=(theirs, processor), daemon=True)
+    process.start()
+    theirs.close()
+    return mine, process
+
+
+def _spawned_wait() -> Callable[[list[Any]], list[Any]]:
+    from multiprocessing.connection import wait
+
+    return wait
 
 
 def _keep_freed_memory() -> None:
@@ -871,12 +992,10 @@ def _finished(window: deque[_Task]) -> Iterator[tuple[Block, Done]]:
         yield task.block, cast(Done, task.done)
 
 
-def _serve(pipe: Connection, processor: Processor, inherited: tuple[Connection, ...]) -> None:
+def _serve(pipe: Connection | _Channel, processor: Processor) -> None:
     """A worker: a block in, its `Done` out, until the main process closes the pipe."""
     # ^C reaches the whole process group: the main process stops the run, workers just end.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    for other in inherited:
-        other.close()
     with contextlib.suppress(EOFError, OSError):  # the main process closed the pipe, or died
         while True:
             block = _receive_block(pipe)
@@ -892,17 +1011,17 @@ def _serve(pipe: Connection, processor: Processor, inherited: tuple[Connection, 
 # each side, in and out: four more copies of every line.
 
 
-def _send_block(pipe: Connection, block: Block) -> None:
+def _send_block(pipe: Connection | _Channel, block: Block) -> None:
     pipe.send((block.first, block.pause, block.texts, block.span))
     pipe.send_bytes(block.data)
 
 
-def _receive_block(pipe: Connection) -> Block:
+def _receive_block(pipe: Connection | _Channel) -> Block:
     first, pause, texts, span = pipe.recv()
     return Block(pipe.recv_bytes(), first, pause, texts, span)
 
 
-def _send_done(pipe: Connection, result: Done | BaseException) -> None:
+def _send_done(pipe: Connection | _Channel, result: Done | BaseException) -> None:
     if isinstance(result, BaseException):
         pipe.send((result, 0))
         return
@@ -911,7 +1030,7 @@ def _send_done(pipe: Connection, result: Done | BaseException) -> None:
         pipe.send_bytes(piece)
 
 
-def _receive_done(pipe: Connection) -> Done | BaseException:
+def _receive_done(pipe: Connection | _Channel) -> Done | BaseException:
     head, pieces = pipe.recv()
     if isinstance(head, BaseException):
         return head

@@ -6,7 +6,6 @@ import contextlib
 import gzip
 import io
 import itertools
-import multiprocessing
 import os
 import pickle
 import signal
@@ -45,7 +44,7 @@ SAMPLES = [
 
 @pytest.mark.parametrize("policy", POLICIES, ids=lambda p: p.name)
 def test_policies_pickle_and_behave_the_same(policy: Policy) -> None:
-    # multiprocessing (--jobs), Dask and Spark ship the policy to workers by pickling it.
+    # Spawned --jobs workers (macOS, Windows), Dask and Spark get the policy pickled.
     copy = pickle.loads(pickle.dumps(policy))
     assert copy == policy
     for url in SAMPLES:
@@ -378,7 +377,7 @@ def test_jobs_keep_order_and_match_one_process(
     assert plain.lines[4] == "http://h4.example/~4/x"
     assert [x.split(":")[2] for x in plain.err.splitlines()[:2]] == ["11", "11501"]
     assert plain.lines[-1] == canonicalize(lines[-1], Policy.profile("strict")).url
-    assert not multiprocessing.active_children()  # every worker ended with the run
+    assert not worker_pids(os.getpid())  # every worker ended with the run
 
 
 def test_workers_reading_spans_number_lines_as_one_process(
@@ -422,7 +421,7 @@ sys.exit(main(sys.argv[1:]))
 
 def test_workers_read_a_file_given_as_standard_input(tmp_path: Path) -> None:
     """``urlsan canon -j 2 < file``: standard input is a regular file, which the workers read
-    in spans through the descriptor they inherit (multiprocessing leaves fd 0 open)."""
+    in spans through the descriptor they inherit."""
     urls = tmp_path / "urls.txt"
     lines = _messy_file(urls, 12_000)
     with urls.open("rb") as stdin:
@@ -450,7 +449,7 @@ def test_jobs_stop_at_the_first_bad_line_like_one_process(
     two = urlsan("canon", *options, "--jobs", "2")
     assert one == two and pool_started == [2]
     assert one.status == EXIT_BAD_LINES and "stopped at bad line 11501" in one.err
-    assert not multiprocessing.active_children()
+    assert not worker_pids(os.getpid())
 
 
 class _FailsAfterTheFirstBlock(Processor):
@@ -470,7 +469,7 @@ def test_a_bug_in_a_worker_is_raised_as_itself(pool_started: list[int]) -> None:
         next(results)
     assert pool_started == [2]
     results.close()
-    assert not multiprocessing.active_children()
+    assert not worker_pids(os.getpid())
 
 
 def test_cheap_lines_stay_in_one_process(
@@ -513,6 +512,32 @@ def test_a_large_file_goes_to_workers_from_its_first_block(
     finally:
         for name, value in zip(names, saved, strict=True):
             setattr(batch, name, value)
+
+
+def test_a_channel_carries_messages_longer_than_its_pipe() -> None:
+    """The pipes to forked workers: a block's output over the pipe's size (a megabyte of
+    lines of "é" is three as output) arrives whole, in order; a closed end is an EOFError,
+    which the pool reports as a dead worker."""
+    out_read, out_write = os.pipe()
+    in_read, in_write = os.pipe()
+    sender, receiver = batch._Channel(in_read, out_write), batch._Channel(out_read, in_write)
+    big = bytes(range(256)) * (3 * 4096 + 7)  # 3 MiB and a bit
+    messages: list[Any] = [("head", 3, None), big, b"", b"x" * 70_000]
+    feeder = threading.Thread(
+        target=lambda: [
+            sender.send(m) if isinstance(m, tuple) else sender.send_bytes(m) for m in messages
+        ]
+    )
+    feeder.start()
+    try:
+        assert receiver.recv() == messages[0]
+        assert [receiver.recv_bytes() for _ in range(3)] == messages[1:]
+    finally:
+        feeder.join()
+    sender.close()
+    with pytest.raises(EOFError):
+        receiver.recv_bytes()
+    receiver.close()
 
 
 def test_workers_start_only_for_long_costly_inputs() -> None:
