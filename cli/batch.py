@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import gzip
 import io
 import json
@@ -843,6 +844,10 @@ class _Pool:
 def _fork(processor: Processor, others: list[Any]) -> tuple[_Channel, _Forked]:
     """A forked worker, and this process's end of its pipes."""
     to_worker, from_worker = _pipe(), _pipe()
+    # Out of the collector's sight, in both processes: a worker's full collection would write
+    # to every object made so far, so copy each page of them (copy-on-write), 20 ms of CPU a
+    # run on 600,000 dirty lines.
+    gc.freeze()
     pid = os.fork()
     if pid == 0:  # the worker: never back into the caller's frames, never its atexit
         status = 1
