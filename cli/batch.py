@@ -729,7 +729,16 @@ def _share(read_share: Callable[[], float] | None) -> float | None:
 def _pooled(
     first: Block, blocks: Iterator[Block], processor: Processor, jobs: int
 ) -> Iterator[tuple[Block, Done]]:
-    pool = _Pool(processor, jobs)
+    try:
+        pool = _Pool(processor, jobs)
+    except OSError as e:  # EAGAIN: the user's process limit; ENOMEM
+        # A documented repair, not a traceback: the run goes on here, as with --jobs 1 (a span
+        # is read here as a worker would read it).
+        print(f"urlsan: cannot start worker processes ({e.strerror}): going on in one process",
+              file=sys.stderr)  # fmt: skip
+        for block in _chain(first, blocks):
+            yield block, processor(block)
+        return
     finished = False
     try:
         yield from pool.run(_chain(first, blocks), limit=2 * jobs + 2)
@@ -766,11 +775,15 @@ class _Pool:
         self.idle: list[int] = []
         self.busy: dict[int, _Task] = {}
         start = _fork if _START_METHOD == "fork" else _spawn
-        for index in range(jobs):
-            pipe, process = start(processor, self.pipes)
-            self.pipes.append(pipe)
-            self.processes.append(process)
-            self.idle.append(index)
+        try:
+            for index in range(jobs):
+                pipe, process = start(processor, self.pipes)
+                self.pipes.append(pipe)
+                self.processes.append(process)
+                self.idle.append(index)
+        except OSError:
+            self.close(kill=True)  # those started before the one that could not be
+            raise
         self._wait: Callable[[list[Any]], list[Any]] = (
             _ready if _START_METHOD == "fork" else _spawned_wait()
         )
@@ -848,7 +861,12 @@ def _fork(processor: Processor, others: list[Any]) -> tuple[_Channel, _Forked]:
     # to every object made so far, so copy each page of them (copy-on-write), 20 ms of CPU a
     # run on 600,000 dirty lines.
     gc.freeze()
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError:
+        for fd in (*to_worker, *from_worker):
+            os.close(fd)
+        raise
     if pid == 0:  # the worker: never back into the caller's frames, never its atexit
         status = 1
         try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import gzip
 import io
 import itertools
@@ -457,6 +458,38 @@ class _FailsAfterTheFirstBlock(Processor):
         if block.first > 1:
             raise ZeroDivisionError("a bug")
         return super().__call__(block)
+
+
+def test_workers_that_cannot_start_leave_the_run_to_one_process(
+    urlsan: RunUrlsan, tmp_path: Path, pool_started: list[int]
+) -> None:
+    """fork failing (EAGAIN at the user's process limit, ENOMEM) is a one-line note and the
+    output of one process, not a traceback; a worker started before it is ended."""
+    urls = tmp_path / "urls.txt"
+    _messy_file(urls, 12_000)
+    one = urlsan("canon", "-i", str(urls), "--profile", "strict")
+    saved = batch._fork
+    forks: list[int] = []
+
+    def fork(processor: Processor, others: list[Any]) -> Any:
+        if forks:
+            raise OSError(errno.EAGAIN, os.strerror(errno.EAGAIN))
+        forks.append(1)
+        return saved(processor, others)
+
+    batch._fork = fork
+    try:
+        for mode in ([], ["--diff"]):  # spans read here, and blocks sent by the reader
+            forks.clear()
+            two = urlsan("canon", "-i", str(urls), "--profile", "strict", "-j", "2", *mode)
+            assert two.lines == urlsan("canon", "-i", str(urls), "--profile", "strict", *mode).lines
+            assert two.status == one.status
+            assert two.err.count("cannot start worker processes") == 1
+            assert "Traceback" not in two.err
+    finally:
+        batch._fork = saved
+    assert pool_started == [2, 2]
+    assert not worker_pids(os.getpid())
 
 
 def test_a_bug_in_a_worker_is_raised_as_itself(pool_started: list[int]) -> None:
