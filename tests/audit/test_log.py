@@ -403,8 +403,8 @@ def test_a_huge_target_gives_a_small_record(tmp_path: Path) -> None:
     addon = UrlSanitizer()
     with taddons.context(addon) as tctx:
         # Inline (not in the worker process): the caps are the same either way.
-        tctx.configure(addon, urlsan_log=str(path), urlsan_max_inline=100_000)
-        hostile = b"\x01%" * 5000  # 10,000 rewrites in each component
+        tctx.configure(addon, urlsan_log=str(path), urlsan_max_inline=32_768)
+        hostile = b"\x01%" * 5000  # 10,000 rewrites in each component, 20 KB in all
         f = tflow.tflow(req=tutils.treq(path=b"/" + hostile + b"?" + hostile))
         addon.requestheaders(f)
         facts = f.metadata["urlsan"]
