@@ -460,6 +460,28 @@ class _FailsAfterTheFirstBlock(Processor):
         return super().__call__(block)
 
 
+def test_spawned_workers_give_the_output_of_one_process(pool_started: list[int]) -> None:
+    """Where fork is not the start method (macOS, Windows), workers are spawned through
+    multiprocessing: the same results, in order, and every worker ended after the run."""
+    blocks = [Block(b"HTTP://a/%d/./x\n%%zz\n" % i, i * 2 - 1) for i in range(1, 7)]
+    one = [done.pieces for _, done in batch.run_blocks(blocks, Processor(Policy()))]
+    saved = batch._START_METHOD, batch._spawn
+    spawned: list[int] = []
+
+    def spawn(processor: Processor, others: list[Any]) -> Any:
+        spawned.append(1)
+        return saved[1](processor, others)
+
+    batch._START_METHOD, batch._spawn = "spawn", spawn
+    try:
+        two = [done.pieces for _, done in batch.run_blocks(blocks, Processor(Policy()), jobs=2)]
+    finally:
+        batch._START_METHOD, batch._spawn = saved
+    assert two == one and pool_started == [2] and spawned == [1, 1]
+    assert one[2] == [b"http://a/3/x\n%25zz\n"]
+    assert not worker_pids(os.getpid())
+
+
 def test_workers_that_cannot_start_leave_the_run_to_one_process(
     urlsan: RunUrlsan, tmp_path: Path, pool_started: list[int]
 ) -> None:
