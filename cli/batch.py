@@ -964,9 +964,14 @@ class _Forked:
             os.waitpid(self.pid, 0)
 
 
-def _ready(channels: list[Any]) -> list[Any]:
-    """The channels with something to read (or closed at the worker's end)."""
-    return select.select(channels, [], [])[0]
+def _ready(channels: list[_Channel]) -> list[_Channel]:
+    """The channels with something to read (or closed at the worker's end).  poll, not
+    select: select takes no descriptor over 1023, which --jobs 0 on a large machine reaches."""
+    poller = select.poll()
+    for channel in channels:
+        poller.register(channel.read_fd, select.POLLIN)
+    ready = {fd for fd, _ in poller.poll()}
+    return [channel for channel in channels if channel.read_fd in ready]
 
 
 def _spawn(processor: Processor, others: list[Any]) -> tuple[Connection, Any]:
