@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import accel, query, rules
 from . import findings as detect
-from .charsets import LDH_LOWER_HOST
+from .charsets import IPV4_ADDRESS, LDH_LOWER_HOST
 from .pipeline import CHARACTERS, COMPONENTS, PIPELINE, Step
 from .policy import DEFAULT_POLICY, DEFAULT_PORTS, PROFILES, Policy
 from .result import InvalidTarget, Result
@@ -194,7 +194,8 @@ def _plan(policy: Policy) -> _Plan:
     }
     # A DNS name whose last label starts with a letter: the host steps only lowercase it (no
     # IDNA, no character to escape, no dot to strip, not numeric); lowercase, they leave it.
-    quiet["host"] = _LDH_HOST
+    # So they leave a dotted-decimal IPv4 address, which numeric-host would write as it is.
+    quiet["host"] = _QUIET_HOST
     # An absolute path of segments that no rule touches: none empty ("//": merge-slashes, the
     # dot-prefix guard), none starting with "." (dot segments), no ";" when drop-params is on.
     segment = scan["path"].unit(without="/;" if on("drop-params") else "/")
@@ -210,7 +211,7 @@ def _never(text: str) -> None:
     return None
 
 
-_LDH_HOST = re.compile(LDH_LOWER_HOST.replace("a-z", "A-Za-z")).fullmatch
+_QUIET_HOST = re.compile(f"{LDH_LOWER_HOST.replace('a-z', 'A-Za-z')}|{IPV4_ADDRESS}").fullmatch
 # Most calls reuse one policy: its plan without hashing it (`_Canonicalizer` reads it inline).
 _last_plan: tuple[Policy, _Plan] | None = None
 
@@ -347,7 +348,8 @@ class _Canonicalizer:
     def host_part(self, span: Span) -> str:
         text, start = span
         text = text or ""
-        if self.quiet["host"](text):  # a DNS name in any case, its last label a letter's
+        # A DNS name in any case, its last label a letter's, or a dotted-decimal IPv4 address.
+        if self.quiet["host"](text):
             lower = text.lower()
             if lower == text:
                 return text  # no host step changes it or reports on it
