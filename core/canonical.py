@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from . import accel, query, rules
 from . import findings as detect
-from .charsets import LDH_LOWER_HOST
+from .charsets import IPV4_ADDRESS, LDH_LOWER_HOST
 from .pipeline import CHARACTERS, COMPONENTS, PIPELINE, Step
 from .policy import DEFAULT_POLICY, DEFAULT_PORTS, PROFILES, Policy
 from .result import InvalidTarget, Result
@@ -194,7 +194,8 @@ def _plan(policy: Policy) -> _Plan:
     }
     # A DNS name whose last label starts with a letter: the host steps only lowercase it (no
     # IDNA, no character to escape, no dot to strip, not numeric); lowercase, they leave it.
-    quiet["host"] = _LDH_HOST
+    # So they leave a dotted-decimal IPv4 address, which numeric-host would write as it is.
+    quiet["host"] = _QUIET_HOST
     # An absolute path of segments that no rule touches: none empty ("//": merge-slashes, the
     # dot-prefix guard), none starting with "." (dot segments), no ";" when drop-params is on.
     segment = scan["path"].unit(without="/;" if on("drop-params") else "/")
@@ -210,15 +211,13 @@ def _never(text: str) -> None:
     return None
 
 
-_LDH_HOST = re.compile(LDH_LOWER_HOST.replace("a-z", "A-Za-z")).fullmatch
-_last_plan: tuple[Policy, _Plan] | None = None  # most calls reuse one policy: skip hashing it
+_QUIET_HOST = re.compile(f"{LDH_LOWER_HOST.replace('a-z', 'A-Za-z')}|{IPV4_ADDRESS}").fullmatch
+# Most calls reuse one policy: its plan without hashing it (`_Canonicalizer` reads it inline).
+_last_plan: tuple[Policy, _Plan] | None = None
 
 
 def _plan_of(policy: Policy) -> _Plan:
     global _last_plan
-    last = _last_plan
-    if last is not None and last[0] is policy:
-        return last[1]
     plan = _plan(policy)
     _last_plan = (policy, plan)
     return plan
@@ -253,7 +252,9 @@ class _Canonicalizer:
         self.target = target
         self.edits = rules.Edits(policy.strict, target)
         self.findings = detect.Findings()
-        self.on, self.scan, self.steps, self.quiet = _plan_of(policy)
+        last = _last_plan
+        plan = last[1] if last is not None and last[0] is policy else _plan_of(policy)
+        self.on, self.scan, self.steps, self.quiet = plan
         # What the steps ask of the target: set once by `run` (``host`` as canonicalized, for
         # drop-params' host scopes).
         self.form = "auto"
@@ -285,7 +286,10 @@ class _Canonicalizer:
         if form == "asterisk":
             return Result(self.target, self.target)
         authority_only = form == "authority-only"
-        scheme = parts.scheme[0] if authority_only else self.scheme_part(parts.scheme)
+        scheme = parts.scheme[0]
+        # Most schemes are lower-case already: no call (scheme_part's own first test).
+        if not (authority_only or scheme is None or scheme.islower()):
+            scheme = self.scheme_part(parts.scheme)
         self.scheme = scheme
         out: list[str] = [scheme, ":"] if scheme is not None and not authority_only else []
         self.host = self.sent_to
@@ -294,18 +298,20 @@ class _Canonicalizer:
             self.authority(parts, out)
         if not authority_only:
             out.append(self.path_part(parts.path))
-            query_ = self.query_part(parts.query)
+            # An absent query or fragment (most targets) is None without a call.
+            query_ = None if parts.query[0] is None else self.query_part(parts.query)
             if query_ is not None:
                 out += ("?", query_)
-            fragment = self.fragment_part(parts.fragment)
+            fragment = None if parts.fragment[0] is None else self.fragment_part(parts.fragment)
             if fragment is not None:
                 out += ("#", fragment)
         url = "".join(out)
+        findings = self.findings.freeze() if self.findings else ()  # most targets have none
         # Result's own __new__ is Python code: tuple.__new__ builds the same value faster.
-        return _new(Result, (self.target, url, self.edits.freeze(), self.findings.freeze()))
+        return _new(Result, (self.target, url, self.edits.freeze(), findings))
 
     def authority(self, parts: Parts, out: list[str]) -> None:
-        userinfo = self.userinfo_part(parts.userinfo)
+        userinfo = None if parts.userinfo[0] is None else self.userinfo_part(parts.userinfo)
         host = self.host = self.host_part(parts.host)
         port = self.port_part(parts.port)
         if self.form not in ("authority", "authority-only"):
@@ -342,7 +348,8 @@ class _Canonicalizer:
     def host_part(self, span: Span) -> str:
         text, start = span
         text = text or ""
-        if self.quiet["host"](text):  # a DNS name in any case, its last label a letter's
+        # A DNS name in any case, its last label a letter's, or a dotted-decimal IPv4 address.
+        if self.quiet["host"](text):
             lower = text.lower()
             if lower == text:
                 return text  # no host step changes it or reports on it
@@ -570,7 +577,7 @@ def _remove_dot_segments(c: _Canonicalizer, text: str) -> str:
     # path after an authority never needs).
     if resolved == text or (not c.has_authority and _guard(resolved, c, True) + resolved == text):
         return text
-    c.structural("remove-dot-segments", "path", text, resolved)
+    c.edits.whole("remove-dot-segments", "path", c.start, c.start + len(c.raw), text, resolved)
     c.dots = True
     return resolved
 

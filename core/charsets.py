@@ -72,6 +72,13 @@ LDH_NAME = r"[A-Za-z0-9.\-]*"
 # Possessive: a label cannot hold the "." that ends it, so giving back never helps, and the
 # regex engine no longer walks back over the last label (an eighth of a host's match).
 LDH_LOWER_HOST = r"(?:[a-z0-9\-]++\.)*+[a-z][a-z0-9\-]*+"
+# RFC 3986 §3.2.2  IPv4address = dec-octet "." dec-octet "." dec-octet "." dec-octet
+#                  dec-octet   = DIGIT / %x31-39 DIGIT / "1" 2DIGIT / "2" %x30-34 DIGIT
+#                              / "25" %x30-35
+# Exactly the numeric hosts the WHATWG IPv4 parser leaves as they are (no leading zero, no hex,
+# four parts, each at most 255).
+DEC_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+IPV4_ADDRESS = rf"{DEC_OCTET}(?:\.{DEC_OCTET}){{3}}"
 # RFC 3986 §3.2.2  IP-literal = "[" ( IPv6address / IPv6addrz / IPvFuture ) "]"
 #                  IPvFuture  = "v" 1*HEXDIG "." 1*( unreserved / sub-delims / ":" )
 # RFC 6874 §2      IPv6addrz  = IPv6address "%25" ZoneID
