@@ -774,7 +774,9 @@ class _Pool:
         self.processes: list[_Forked | Any] = []  # Any: a multiprocessing Process (spawn)
         self.idle: list[int] = []
         self.busy: dict[int, _Task] = {}
-        start = _fork if _START_METHOD == "fork" else _spawn
+        fork = _START_METHOD == "fork"
+        start = _fork if fork else _spawn
+        self._wait: Callable[[list[Any]], list[Any]] = _ready if fork else _spawned_wait()
         try:
             for index in range(jobs):
                 pipe, process = start(processor, self.pipes)
@@ -784,9 +786,6 @@ class _Pool:
         except OSError:
             self.close(kill=True)  # those started before the one that could not be
             raise
-        self._wait: Callable[[list[Any]], list[Any]] = (
-            _ready if _START_METHOD == "fork" else _spawned_wait()
-        )
 
     def run(self, blocks: Iterable[Block], limit: int) -> Iterator[tuple[Block, Done]]:
         """Each block with its result, in input order, at most ``limit`` blocks in flight.

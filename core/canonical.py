@@ -287,7 +287,8 @@ class _Canonicalizer:
             return Result(self.target, self.target)
         authority_only = form == "authority-only"
         scheme = parts.scheme[0]
-        # Most schemes are lower-case already: no call (scheme_part's own first test).
+        # The scheme split found starts with a letter (§3.1): lowercase when nothing is upper
+        # (which is why lowercase-scheme has no search of its own in _NEEDS), as most are.
         if not (authority_only or scheme is None or scheme.islower()):
             scheme = self.scheme_part(parts.scheme)
         self.scheme = scheme
@@ -326,10 +327,9 @@ class _Canonicalizer:
     # the two as ``*span``, which calls through C (a call of its own, not the caller's loop)
 
     def scheme_part(self, span: Span) -> str | None:
+        """A scheme with an upper-case letter (`run` keeps any other as it is)."""
         text, start = span
-        # The scheme split found starts with a letter (§3.1): lowercase when nothing is upper
-        # (which is why lowercase-scheme has no search of its own in _NEEDS).
-        if text is None or text.islower() or not self.steps["scheme"]:
+        if text is None or not self.steps["scheme"]:
             return text
         # Its one step (_lowercase_scheme), without the walk.
         return rules.lowercase_scheme(text, start, self.edits)
