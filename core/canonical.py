@@ -20,7 +20,7 @@ from .charsets import IPV4_ADDRESS, LDH_LOWER_HOST
 from .pipeline import CHARACTERS, COMPONENTS, PIPELINE, Step
 from .policy import DEFAULT_POLICY, DEFAULT_PORTS, PROFILES, Policy
 from .result import InvalidTarget, Result
-from .split import FORMS, Parts, Span, split, split_authority
+from .split import FORMS, Span, Split, spans, split, split_authority
 
 _COMPONENTS = ("userinfo", "host", "path", "query", "fragment")
 _new = tuple.__new__
@@ -77,7 +77,7 @@ def canonicalize_authority(
     text = _text(authority)
     userinfo, host, port = split_authority(text, 0)
     absent = (None, 0)
-    parts = Parts("authority-only", (scheme, 0), userinfo, host, port, absent, absent, absent)
+    parts = ("authority-only", (scheme, 0), userinfo, host, port, absent, absent, absent)
     return _Canonicalizer(_policy(policy), text).run(parts)
 
 
@@ -107,7 +107,7 @@ def _profile(name: str) -> Policy:
 def _reference(target: str, policy: Policy, form: str, host: str | None = None) -> Result:
     if form not in FORMS:
         raise ValueError(f"unknown form {form!r}; choose one of {', '.join(FORMS)}")
-    return _Canonicalizer(policy, target, host).run(split(target, form))
+    return _Canonicalizer(policy, target, host).run(spans(target, form))
 
 
 def _after_twin(result: Result, policy: Policy, sent_to: str | None) -> Result | None:
@@ -281,29 +281,31 @@ class _Canonicalizer:
         """Record a rule that rewrote the whole component."""
         self.edits.whole(rule, component, self.start, self.start + len(self.raw), before, after)
 
-    def run(self, parts: Parts) -> Result:
-        form = self.form = parts.form
+    def run(self, parts: Split) -> Result:
+        # Unpacked at once: a plain tuple's fields are the quickest to read (`split.spans`).
+        form, scheme_span, userinfo, host, port, path, query_span, fragment_span = parts
+        self.form = form
         if form == "asterisk":
             return Result(self.target, self.target)
         authority_only = form == "authority-only"
-        scheme = parts.scheme[0]
+        scheme = scheme_span[0]
         # The scheme split found starts with a letter (§3.1): lowercase when nothing is upper
         # (which is why lowercase-scheme has no search of its own in _NEEDS), as most are.
         if not (authority_only or scheme is None or scheme.islower()):
-            scheme = self.scheme_part(parts.scheme)
+            scheme = self.scheme_part(scheme_span)
         self.scheme = scheme
         out: list[str] = [scheme, ":"] if scheme is not None and not authority_only else []
         self.host = self.sent_to
-        if parts.host[0] is not None:
+        if host[0] is not None:
             self.has_authority = True
-            self.authority(parts, out)
+            self.authority(userinfo, host, port, out)
         if not authority_only:
-            out.append(self.path_part(parts.path))
+            out.append(self.path_part(path))
             # An absent query or fragment (most targets) is None without a call.
-            query_ = None if parts.query[0] is None else self.query_part(parts.query)
+            query_ = None if query_span[0] is None else self.query_part(query_span)
             if query_ is not None:
                 out += ("?", query_)
-            fragment = None if parts.fragment[0] is None else self.fragment_part(parts.fragment)
+            fragment = None if fragment_span[0] is None else self.fragment_part(fragment_span)
             if fragment is not None:
                 out += ("#", fragment)
         url = "".join(out)
@@ -311,17 +313,17 @@ class _Canonicalizer:
         # Result's own __new__ is Python code: tuple.__new__ builds the same value faster.
         return _new(Result, (self.target, url, self.edits.freeze(), findings))
 
-    def authority(self, parts: Parts, out: list[str]) -> None:
-        userinfo = None if parts.userinfo[0] is None else self.userinfo_part(parts.userinfo)
-        host = self.host = self.host_part(parts.host)
-        port = self.port_part(parts.port)
+    def authority(self, userinfo: Span, host: Span, port: Span, out: list[str]) -> None:
+        userinfo_ = None if userinfo[0] is None else self.userinfo_part(userinfo)
+        host_ = self.host = self.host_part(host)
+        port_ = self.port_part(port)
         if self.form not in ("authority", "authority-only"):
             out.append("//")
-        if userinfo is not None:
-            out += (userinfo, "@")
-        out.append(host)
-        if port is not None:
-            out += (":", port)
+        if userinfo_ is not None:
+            out += (userinfo_, "@")
+        out.append(host_)
+        if port_ is not None:
+            out += (":", port_)
 
     # --- components, in output order: each takes its span (text, offset in the input), not
     # the two as ``*span``, which calls through C (a call of its own, not the caller's loop)

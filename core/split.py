@@ -53,7 +53,14 @@ Span = tuple[str | None, int]
 _ABSENT: Span = (None, 0)
 
 
+# A split target as `spans` returns it: its form, then the spans of scheme, userinfo, host, port,
+# path, query and fragment.
+Split = tuple[str, Span, Span, Span, Span, Span, Span, Span]
+
+
 class Parts(NamedTuple):
+    """`Split` with each field named."""
+
     form: str
     scheme: Span
     userinfo: Span
@@ -64,7 +71,7 @@ class Parts(NamedTuple):
     fragment: Span
 
 
-_new = tuple.__new__  # Parts' own __new__ is Python code
+_new = tuple.__new__  # Parts' own __new__ is Python code: this builds the same value faster
 
 
 def _span(m: re.Match[str], name: str) -> Span:
@@ -99,6 +106,14 @@ def split_authority(authority: str, start: int) -> tuple[Span, Span, Span]:
 def split(target: str, form: str = "auto") -> Parts:
     """Split ``target`` into its components, keeping each one's offset in ``target``.
 
+    ``auto`` tells the request-target forms apart by shape (`spans`)."""
+    return _new(Parts, spans(target, form))
+
+
+def spans(target: str, form: str = "auto") -> Split:
+    """`split` as a plain tuple: the driver unpacks it at once, which a named tuple's field
+    names would only slow down (each is a descriptor, read by a slow attribute lookup).
+
     ``auto`` tells the request-target forms apart by shape: "*" is asterisk-form, "/x" (but not
     "//x") origin-form, "host:port" with a host that cannot start a scheme authority-form.
     """
@@ -108,12 +123,12 @@ def split(target: str, form: str = "auto") -> Parts:
         elif target[:1] == "/" and target[1:2] != "/":
             form = "origin"
     if form == "asterisk":
-        return Parts(form, _ABSENT, _ABSENT, _ABSENT, _ABSENT, (target, 0), _ABSENT, _ABSENT)
+        return (form, _ABSENT, _ABSENT, _ABSENT, _ABSENT, (target, 0), _ABSENT, _ABSENT)
     if form == "origin":
         # RFC 9112 §3.2.1: the path runs to "?" (a "//" here is path, not authority).
         m = _ORIGIN_FORM.match(target)
         assert m is not None
-        return Parts(
+        return (
             form,
             _ABSENT,
             _ABSENT,
@@ -133,9 +148,7 @@ def split(target: str, form: str = "auto") -> Parts:
     ):
         # "127.0.0.1:8080", "[::1]:443": no scheme can start so, only an authority can.
         userinfo, host, port = split_authority(target, 0)
-        return Parts(
-            "authority", _ABSENT, userinfo, host, port, ("", len(target)), _ABSENT, _ABSENT
-        )
+        return ("authority", _ABSENT, userinfo, host, port, ("", len(target)), _ABSENT, _ABSENT)
     span = m.regs
     if host_ is not None:
         at = span[2][0]
@@ -146,16 +159,13 @@ def split(target: str, form: str = "auto") -> Parts:
     else:
         userinfo = host = port = _ABSENT
     form = "absolute" if scheme is not None else "reference"
-    return _new(
-        Parts,
-        (
-            form,
-            (scheme, span[1][0]),
-            userinfo,
-            host,
-            port,
-            (path, span[5][0]),
-            (query, span[6][0]),
-            (fragment, span[7][0]),
-        ),
+    return (
+        form,
+        (scheme, span[1][0]),
+        userinfo,
+        host,
+        port,
+        (path, span[5][0]),
+        (query, span[6][0]),
+        (fragment, span[7][0]),
     )
