@@ -283,7 +283,16 @@ class _Canonicalizer:
 
     def run(self, parts: Split) -> Result:
         # Unpacked at once: a plain tuple's fields are the quickest to read (`split.spans`).
-        form, scheme_span, userinfo, host, port, path, query_span, fragment_span = parts
+        (
+            form,
+            scheme_span,
+            userinfo_span,
+            host_span,
+            port_span,
+            path_span,
+            query_span,
+            fragment_span,
+        ) = parts
         self.form = form
         if form == "asterisk":
             return Result(self.target, self.target)
@@ -296,11 +305,22 @@ class _Canonicalizer:
         self.scheme = scheme
         out: list[str] = [scheme, ":"] if scheme is not None and not authority_only else []
         self.host = self.sent_to
-        if host[0] is not None:
+        if host_span[0] is not None:
+            # The authority, in line: a method of its own would cost a call on most targets.
             self.has_authority = True
-            self.authority(userinfo, host, port, out)
+            if form != "authority" and not authority_only:
+                out.append("//")
+            if userinfo_span[0] is not None:
+                userinfo = self.userinfo_part(userinfo_span)
+                if userinfo is not None:
+                    out += (userinfo, "@")
+            host = self.host = self.host_part(host_span)
+            out.append(host)
+            port = self.port_part(port_span)
+            if port is not None:
+                out += (":", port)
         if not authority_only:
-            out.append(self.path_part(path))
+            out.append(self.path_part(path_span))
             # An absent query or fragment (most targets) is None without a call.
             query_ = None if query_span[0] is None else self.query_part(query_span)
             if query_ is not None:
@@ -312,18 +332,6 @@ class _Canonicalizer:
         findings = self.findings.freeze() if self.findings else ()  # most targets have none
         # Result's own __new__ is Python code: tuple.__new__ builds the same value faster.
         return _new(Result, (self.target, url, self.edits.freeze(), findings))
-
-    def authority(self, userinfo: Span, host: Span, port: Span, out: list[str]) -> None:
-        userinfo_ = None if userinfo[0] is None else self.userinfo_part(userinfo)
-        host_ = self.host = self.host_part(host)
-        port_ = self.port_part(port)
-        if self.form not in ("authority", "authority-only"):
-            out.append("//")
-        if userinfo_ is not None:
-            out += (userinfo_, "@")
-        out.append(host_)
-        if port_ is not None:
-            out += (":", port_)
 
     # --- components, in output order: each takes its span (text, offset in the input), not
     # the two as ``*span``, which calls through C (a call of its own, not the caller's loop)
