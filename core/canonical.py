@@ -300,8 +300,9 @@ class _Canonicalizer:
         scheme = scheme_span[0]
         # The scheme split found starts with a letter (§3.1): lowercase when nothing is upper
         # (which is why lowercase-scheme has no search of its own in _NEEDS), as most are.
-        if not (authority_only or scheme is None or scheme.islower()):
-            scheme = self.scheme_part(scheme_span)
+        if not (authority_only or scheme is None or scheme.islower()) and self.steps["scheme"]:
+            # Its one step (_lowercase_scheme), without a walk.
+            scheme = rules.lowercase_scheme(scheme, scheme_span[1], self.edits)
         self.scheme = scheme
         out: list[str] = [scheme, ":"] if scheme is not None and not authority_only else []
         self.host = self.sent_to
@@ -316,7 +317,7 @@ class _Canonicalizer:
                     out += (userinfo, "@")
             host = self.host = self.host_part(host_span)
             out.append(host)
-            port = self.port_part(port_span)
+            port = None if port_span[0] is None else self.port_part(port_span)
             if port is not None:
                 out += (":", port)
         if not authority_only:
@@ -335,14 +336,6 @@ class _Canonicalizer:
 
     # --- components, in output order: each takes its span (text, offset in the input), not
     # the two as ``*span``, which calls through C (a call of its own, not the caller's loop)
-
-    def scheme_part(self, span: Span) -> str | None:
-        """A scheme with an upper-case letter (`run` keeps any other as it is)."""
-        text, start = span
-        if text is None or not self.steps["scheme"]:
-            return text
-        # Its one step (_lowercase_scheme), without the walk.
-        return rules.lowercase_scheme(text, start, self.edits)
 
     def userinfo_part(self, span: Span) -> str | None:
         text, start = span
