@@ -79,6 +79,37 @@ LDH_LOWER_HOST = r"(?:[a-z0-9\-]++\.)*+[a-z][a-z0-9\-]*+"
 # four parts, each at most 255).
 DEC_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
 IPV4_ADDRESS = rf"{DEC_OCTET}(?:\.{DEC_OCTET}){{3}}"
+# RFC 3986 §3.2.2  IPv6address =                            6( h16 ":" ) ls32
+#                              /                       "::" 5( h16 ":" ) ls32
+#                              / [               h16 ] "::" 4( h16 ":" ) ls32
+#                              / [ *1( h16 ":" ) h16 ] "::" 3( h16 ":" ) ls32
+#                              / [ *2( h16 ":" ) h16 ] "::" 2( h16 ":" ) ls32
+#                              / [ *3( h16 ":" ) h16 ] "::"    h16 ":"   ls32
+#                              / [ *4( h16 ":" ) h16 ] "::"              ls32
+#                              / [ *5( h16 ":" ) h16 ] "::"              h16
+#                              / [ *6( h16 ":" ) h16 ] "::"
+#                  h16         = 1*4HEXDIG
+#                  ls32        = ( h16 ":" h16 ) / IPv4address
+# Exactly the addresses Python's `ipaddress.IPv6Address` takes (tests/core/test_rules.py holds
+# the two together), at the cost of one match instead of a parse in Python.  Each form is bounded:
+# a long run that is no address fails within its first 45 characters.
+_H16 = "[0-9A-Fa-f]{1,4}"
+_LS32 = f"(?:{_H16}:{_H16}|{IPV4_ADDRESS})"
+_IPV6_FORMS = (  # the nine above, in order
+    f"(?:{_H16}:){{6}}{_LS32}",
+    f"::(?:{_H16}:){{5}}{_LS32}",
+    f"(?:{_H16})?::(?:{_H16}:){{4}}{_LS32}",
+    f"(?:(?:{_H16}:){{0,1}}{_H16})?::(?:{_H16}:){{3}}{_LS32}",
+    f"(?:(?:{_H16}:){{0,2}}{_H16})?::(?:{_H16}:){{2}}{_LS32}",
+    f"(?:(?:{_H16}:){{0,3}}{_H16})?::{_H16}:{_LS32}",
+    f"(?:(?:{_H16}:){{0,4}}{_H16})?::{_LS32}",
+    f"(?:(?:{_H16}:){{0,5}}{_H16})?::{_H16}",
+    f"(?:(?:{_H16}:){{0,6}}{_H16})?::",
+)
+# Tried as a regex tries alternatives, left to right, which only decides how soon it matches:
+# the form without "::" first, then those with "::" from the fewest groups after it (most
+# addresses end "::1" or "::98f7", and a form that wants more groups after "::" fails late).
+IPV6_ADDRESS = f"(?:{'|'.join((_IPV6_FORMS[0], *reversed(_IPV6_FORMS[1:])))})"
 # RFC 3986 §3.2.2  IP-literal = "[" ( IPv6address / IPv6addrz / IPvFuture ) "]"
 #                  IPvFuture  = "v" 1*HEXDIG "." 1*( unreserved / sub-delims / ":" )
 # RFC 6874 §2      IPv6addrz  = IPv6address "%25" ZoneID
@@ -87,7 +118,8 @@ IPV4_ADDRESS = rf"{DEC_OCTET}(?:\.{DEC_OCTET}){{3}}"
 # ("fe80::1%en0"): the ``percent`` group is then "%", which the driver repairs to "%25".  Only a
 # "%" that starts no escape is bare: "%00" is an escape, as everywhere else (encode-stray-percent).
 # Possessive runs: a megabyte of zone that fails at its end is not walked back character-wise.
-# The IPv6 address itself is checked by `ipaddress`, not by this pattern.
+# The IPv6 address itself is checked by IPV6_ADDRESS, a match of its own: within this pattern it
+# would cost more (its forms would be tried again for each way the zone and "]" could follow).
 IP_LITERAL = (
     r"\[(?:(?P<future>[vV][0-9A-Fa-f]+\.["
     + regex_class(UNRESERVED | SUB_DELIMS | {":"})

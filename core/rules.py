@@ -6,7 +6,6 @@ Every function takes a component's text and returns the new text; rewrites are r
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from collections.abc import Iterable
 from functools import lru_cache
@@ -393,17 +392,16 @@ def lowercase_scheme(scheme: str, start: int, edits: Edits) -> str:
 _IP_LITERAL = re.compile(charsets.IP_LITERAL)  # its ABNF, RFC 6874's zone and why: charsets.py
 
 
+_IPV6_ADDRESS = re.compile(charsets.IPV6_ADDRESS).fullmatch
+
+
 def ip_literal(host: str) -> re.Match[str] | None:
     """The parts of an IP-literal host (groups ``future``, or ``address``, ``percent``, ``zone``),
-    or None when ``host`` is none.  The IPv6 address is checked by `ipaddress`, not by a pattern."""
+    or None when ``host`` is none."""
     m = _IP_LITERAL.fullmatch(host)
-    if m is None or m["future"] is not None:
+    if m is None or m["future"] is not None or _IPV6_ADDRESS(m["address"]):
         return m
-    try:
-        ipaddress.IPv6Address(m["address"])
-    except ValueError:
-        return None
-    return m
+    return None
 
 
 _HOST_LETTERS = re.compile(r"%[0-9A-Fa-f]{2}|(?P<upper>[A-Z]+)")

@@ -6,11 +6,15 @@ position; the expectations come from RFC 3986 Appendix A, restated here as plain
 
 from __future__ import annotations
 
+import ipaddress
+import itertools
 import json
 import string
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from urlsan.core import InvalidTarget, Policy, canonicalize, rules
 from urlsan.core.result import FOLD_AFTER
 
@@ -583,3 +587,49 @@ def test_canonical_escapes_leave_text_untouched(component: str) -> None:
     assert not edits.freeze()
     for changed in ("%41", "%2f", "%", "%zz", "é", " "):
         assert not scanner.clean(text + changed)
+
+
+# --- IPv6address (charsets.IPV6_ADDRESS): exactly what `ipaddress.IPv6Address` takes, among the
+#     strings the IP-literal pattern lets through as an address ("[0-9A-Fa-f:.]+").
+
+
+def _ipaddress_takes(text: str) -> bool:
+    try:
+        ipaddress.IPv6Address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _h16s() -> st.SearchStrategy[str]:
+    """Colon-separated groups of 0-5 hex digits, an IPv4-like tail and a "::" anywhere: shapes
+    near the grammar's edges, which random text over the alphabet seldom reaches."""
+    group = st.text("0123456789abcdefABCDEF", max_size=5)
+    octet = st.sampled_from(["0", "1", "9", "10", "99", "100", "199", "249", "255", "256", "01"])
+    tail = st.lists(octet, min_size=3, max_size=5).map(".".join)
+    return st.builds(
+        lambda groups, v4, gap, at: _insert(":".join(groups + v4), gap, at),
+        st.lists(group, max_size=9),
+        st.lists(tail, max_size=1),
+        st.sampled_from(["", ":", "::", ":::"]),
+        st.integers(min_value=0),
+    )
+
+
+def _insert(text: str, gap: str, at: int) -> str:
+    at %= len(text) + 1
+    return text[:at] + gap + text[at:]
+
+
+@settings(max_examples=3000)
+@given(st.one_of(st.text("0123456789abcdefABCDEF:.", max_size=45), _h16s()))
+def test_ipv6_address_is_what_ipaddress_takes(text: str) -> None:
+    literal = rules.ip_literal(f"[{text}]")
+    assert (literal is not None) == _ipaddress_takes(text)
+
+
+def test_ipv6_address_short_strings_exhaustively() -> None:
+    for length in range(7):
+        for chars in itertools.product("0a:.", repeat=length):
+            text = "".join(chars)
+            assert (rules.ip_literal(f"[{text}]") is not None) == _ipaddress_takes(text), text
