@@ -26,7 +26,7 @@ _ESCAPE_TRICKS = re.compile(
 _RAW_OVERLONG = re.compile("[\udcc0\udcc1][\udc80-\udcbf]")  # the same, as raw bytes
 _ESCAPED_SLASH = re.compile(r"%(?:2[Ff]|5[Cc])")
 _DOT_ESCAPES = re.compile(r"%2[Ee]")
-_ESCAPED_DOT = frozenset({"%2e", "%2E"})
+_DOT_STARTS = (".", "%2e", "%2E")  # how a segment that starts with a dot, raw or escaped, starts
 
 # Finding's own __new__ is Python code: tuple.__new__ builds the same value from a finding's
 # fields in a list, and map calls it from C, without a Python frame per finding.
@@ -96,13 +96,13 @@ def path(text: str, start: int, absolute: bool, out: Findings) -> None:
             out.add("escaped-slash", "path", start + m.start(), m.group())
     if "\\" in text:
         out.add("backslash", "path", start + text.index("\\"), "\\")
-    if "/." not in text and "/%2" not in text and text[:1] != "." and text[:3] not in _ESCAPED_DOT:
+    if "/." not in text and "/%2" not in text and not text.startswith(_DOT_STARTS):
         return  # no segment starts with a dot, raw or escaped: "/a.html" (the most)
     depth = 0
     offset = start
     segments = text.split("/")
     for i, raw in enumerate(segments):
-        if raw[:1] != "." and raw[:3] not in _ESCAPED_DOT:  # most segments: no dot to look at
+        if not raw.startswith(_DOT_STARTS):  # most segments: no dot to look at
             if i > 0:
                 depth += 1
             offset += len(raw) + 1
