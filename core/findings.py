@@ -91,7 +91,8 @@ def escapes(text: str, component: str, start: int, out: Findings) -> None:
 
 def path(text: str, start: int, absolute: bool, out: Findings) -> None:
     """Traversal-shaped paths: dot segments, raw or encoded, "..;", escaped and raw backslashes."""
-    if "%2" in text or "%5" in text:
+    # Four substring tests rule out most paths, "%2e" and "%2F" alike, before any regex does.
+    if "%2F" in text or "%2f" in text or "%5C" in text or "%5c" in text:
         for m in _ESCAPED_SLASH.finditer(text):
             out.add("escaped-slash", "path", start + m.start(), m.group())
     if "\\" in text:
