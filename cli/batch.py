@@ -761,8 +761,9 @@ class _Pool:
     """Worker processes, each with a pipe of its own and one block at a time.
 
     No executor: the main thread sends each block to an idle worker, reads results as they
-    come (`select`) and hands them on in input order.  No thread of
-    its own, so none is forked, and no hop through a queue's feeder or manager thread: once
+    come (`_ready`'s poll, or multiprocessing's wait for spawned workers) and hands them on in
+    input order.  No thread of its own, so none is forked, and no hop through a queue's feeder
+    or manager thread: once
     workers ran on 600,000 dirty lines, the main process spent 0.20 s of CPU behind
     `ProcessPoolExecutor`, 0.10 s here (bench/cli.py's input, best of 5).  A worker that dies
     closes its end of its pipe: the next read or write on it fails at once.

@@ -580,7 +580,7 @@ def _remove_dot_segments(c: _Canonicalizer, text: str) -> str:
     # path after an authority never needs).
     if resolved == text or (not c.has_authority and _guard(resolved, c, True) + resolved == text):
         return text
-    c.edits.whole("remove-dot-segments", "path", c.start, c.start + len(c.raw), text, resolved)
+    c.structural("remove-dot-segments", "path", text, resolved)
     c.dots = True
     return resolved
 
