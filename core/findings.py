@@ -27,6 +27,7 @@ _RAW_OVERLONG = re.compile("[\udcc0\udcc1][\udc80-\udcbf]")  # the same, as raw 
 _ESCAPED_SLASH = re.compile(r"%(?:2[Ff]|5[Cc])")
 _DOT_ESCAPES = re.compile(r"%2[Ee]")
 _DOT_STARTS = (".", "%2e", "%2E")  # how a segment that starts with a dot, raw or escaped, starts
+_DOT_START = re.compile(r"/((?:\.|%2[Ee])[^/]*)")  # such a segment, after its "/"
 
 # Finding's own __new__ is Python code: tuple.__new__ builds the same value from a finding's
 # fields in a list, and map calls it from C, without a Python frame per finding.
@@ -91,39 +92,43 @@ def escapes(text: str, component: str, start: int, out: Findings) -> None:
 
 def path(text: str, start: int, absolute: bool, out: Findings) -> None:
     """Traversal-shaped paths: dot segments, raw or encoded, "..;", escaped and raw backslashes."""
-    # Four substring tests rule out most paths, "%2e" and "%2F" alike, before any regex does.
+    # Four substring tests rule out most paths before any regex does.
     if "%2F" in text or "%2f" in text or "%5C" in text or "%5c" in text:
         for m in _ESCAPED_SLASH.finditer(text):
             out.add("escaped-slash", "path", start + m.start(), m.group())
     if "\\" in text:
         out.add("backslash", "path", start + text.index("\\"), "\\")
-    if "/." not in text and "/%2" not in text and not text.startswith(_DOT_STARTS):
+    first = text.startswith(_DOT_STARTS)  # a first segment that starts with a dot
+    if not first and "/." not in text and "/%2e" not in text and "/%2E" not in text:
         return  # no segment starts with a dot, raw or escaped: "/a.html" (the most)
-    depth = 0
-    offset = start
-    segments = text.split("/")
-    for i, raw in enumerate(segments):
-        if not raw.startswith(_DOT_STARTS):  # most segments: no dot to look at
-            if i > 0:
-                depth += 1
-            offset += len(raw) + 1
-            continue
+    # Only the segments that start with a dot are looked at: each is found after its "/" (the
+    # first after one put in front), and the segments between are counted by their "/".
+    if first:
+        text, start, index = "/" + text, start - 1, -1
+    else:
+        index = 0
+    depth = pos = 0
+    for m in _DOT_START.finditer(text):
+        at = m.start()
+        between = text.count("/", pos, at)  # segments that start with no dot
+        index += between + 1
+        depth += between  # RFC 3986 §5.2.4 counts empty segments too
+        pos = m.end()
+        raw = m[1]
         seg = _DOT_ESCAPES.sub(".", raw) if "%" in raw else raw
-        param = seg.partition(";")[0] if ";" in seg else None
-        if seg in (".", ".."):
+        if seg == "." or seg == "..":
             name = "dot-segment" if raw == seg else "encoded-dot-segment"
-            out.add(name, "path", offset, raw)
-            if seg == ".." and absolute and i > 0:
+            out.add(name, "path", start + at + 1, raw)
+            if seg == ".." and absolute and index > 0:
                 if depth == 0:
-                    out.add("dot-segment-above-root", "path", offset, raw)
+                    out.add("dot-segment-above-root", "path", start + at + 1, raw)
                 else:
                     depth -= 1
-        elif param in (".", ".."):
+        elif ";" in seg and seg.partition(";")[0] in (".", ".."):
             # Tomcat and others strip ";params" after splitting: "/..;/" climbs a level there.
-            out.add("path-parameter-dotdot", "path", offset, raw)
-        elif i > 0:
-            depth += 1  # RFC 3986 §5.2.4 counts empty segments too
-        offset += len(raw) + 1
+            out.add("path-parameter-dotdot", "path", start + at + 1, raw)
+        elif index > 0:
+            depth += 1
 
 
 def host(text: str, start: int, out: Findings) -> None:
