@@ -208,7 +208,7 @@ static inline int hexval(Py_UCS4 c) {
     return -1;
 }
 
-/* ---- edits and findings, recorded as rules.Edits and findings.Findings record them */
+/* ---- edits and findings, recorded as rules.Edits and findings.add record them */
 
 typedef struct {
     int rule, component;
@@ -326,7 +326,7 @@ static int whole_edit(State *st, int rule, int component, Py_ssize_t start, Py_s
     return 0;
 }
 
-/* findings.Findings.add: the first occurrence of each rule in each component, and a count. */
+/* findings.add: the first occurrence of each rule in each component, and a count. */
 static FindRec *add_finding(State *st, int rule, int component, Py_ssize_t offset,
                             Py_ssize_t dstart, Py_ssize_t dend) {
     for (int i = 0; i < st->nfindings; i++) {

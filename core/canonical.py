@@ -20,7 +20,7 @@ from .charsets import IPV4_ADDRESS, LDH_LOWER_HOST
 from .pipeline import CHARACTERS, COMPONENTS, PIPELINE, Step
 from .policy import DEFAULT_POLICY, DEFAULT_PORTS, PROFILES, Policy
 from .result import InvalidTarget, Result
-from .split import FORMS, Span, Split, spans, split, split_authority
+from .split import FORMS, Split, spans, split, split_authority
 
 _COMPONENTS = ("userinfo", "host", "path", "query", "fragment")
 _new = tuple.__new__
@@ -77,7 +77,7 @@ def canonicalize_authority(
     text = _text(authority)
     userinfo, host, port = split_authority(text, 0)
     absent = (None, 0)
-    parts = ("authority-only", (scheme, 0), userinfo, host, port, absent, absent, absent)
+    parts = ("authority-only", scheme, 0, *userinfo, *host, *port, *absent, *absent, *absent)
     return _Canonicalizer(_policy(policy), text).run(parts)
 
 
@@ -157,8 +157,14 @@ def _scanners(
 
 _Handler = Callable[["_Canonicalizer", str], "str | None"]
 # A step as the driver runs it: a search that finds what it may change (None: it always runs),
-# and its handler.
-_Step = tuple["Callable[[str], object] | None", _Handler]
+# and its handler; or `_character_pass` and the component's `Scanner.scan`, called with no
+# handler between (`_steps`).
+_Step = tuple["Callable[[str], object] | None", Callable[..., Any]]
+
+
+def _character_pass(text: str) -> bool:
+    """A marker in a step's place of its search: the step is the scanner's pass (never called)."""
+    raise AssertionError(text)
 
 
 class _Plan(NamedTuple):
@@ -251,7 +257,7 @@ class _Canonicalizer:
         self.sent_to = sent_to  # the Host of an origin-form target (params.py lowercases hosts)
         self.target = target
         self.edits = rules.Edits(policy.strict, target)
-        self.findings = detect.Findings()
+        self.findings: detect.Findings = {}
         last = _last_plan
         plan = last[1] if last is not None and last[0] is policy else _plan_of(policy)
         self.on, self.scan, self.steps, self.quiet = plan
@@ -270,7 +276,11 @@ class _Canonicalizer:
     def walk(self, steps: tuple[_Step, ...], text: str) -> str | None:
         """Run a component's steps in pipeline order; None: the component is dropped."""
         for needs, handler in steps:
-            if needs is None or needs(text):
+            if (
+                needs is _character_pass
+            ):  # the character pass: the component's `Scanner.scan` itself
+                text = handler(text, self.start, self.edits)
+            elif needs is None or needs(text):
                 out = handler(self, text)
                 if out is None:
                     return None
@@ -285,62 +295,67 @@ class _Canonicalizer:
         # Unpacked at once: a plain tuple's fields are the quickest to read (`split.spans`).
         (
             form,
-            scheme_span,
-            userinfo_span,
-            host_span,
-            port_span,
-            path_span,
-            query_span,
-            fragment_span,
+            scheme,
+            scheme_at,
+            userinfo,
+            userinfo_at,
+            host,
+            host_at,
+            port,
+            port_at,
+            path,
+            path_at,
+            query_,
+            query_at,
+            fragment,
+            fragment_at,
         ) = parts
         self.form = form
         if form == "asterisk":
             return Result(self.target, self.target)
         authority_only = form == "authority-only"
-        scheme = scheme_span[0]
         # The scheme split found starts with a letter (§3.1): lowercase when nothing is upper
         # (which is why lowercase-scheme has no search of its own in _NEEDS), as most are.
         if not (authority_only or scheme is None or scheme.islower()) and self.steps["scheme"]:
             # Its one step (_lowercase_scheme), without a walk.
-            scheme = rules.lowercase_scheme(scheme, scheme_span[1], self.edits)
+            scheme = rules.lowercase_scheme(scheme, scheme_at, self.edits)
         self.scheme = scheme
         out: list[str] = [scheme, ":"] if scheme is not None and not authority_only else []
         self.host = self.sent_to
-        if host_span[0] is not None:
+        if host is not None:
             # The authority, in line: a method of its own would cost a call on most targets.
             self.has_authority = True
             if form != "authority" and not authority_only:
                 out.append("//")
-            if userinfo_span[0] is not None:
-                userinfo = self.userinfo_part(userinfo_span)
+            if userinfo is not None:
+                userinfo = self.userinfo_part(userinfo, userinfo_at)
                 if userinfo is not None:
                     out += (userinfo, "@")
-            host = self.host = self.host_part(host_span)
+            host = self.host = self.host_part(host, host_at)
             out.append(host)
-            port = None if port_span[0] is None else self.port_part(port_span)
             if port is not None:
-                out += (":", port)
+                port = self.port_part(port, port_at)
+                if port is not None:
+                    out += (":", port)
         if not authority_only:
-            out.append(self.path_part(path_span))
+            out.append(self.path_part(path or "", path_at))
             # An absent query or fragment (most targets) is None without a call.
-            query_ = None if query_span[0] is None else self.query_part(query_span)
             if query_ is not None:
-                out += ("?", query_)
-            fragment = None if fragment_span[0] is None else self.fragment_part(fragment_span)
+                query_ = self.query_part(query_, query_at)
+                if query_ is not None:
+                    out += ("?", query_)
             if fragment is not None:
-                out += ("#", fragment)
+                fragment = self.fragment_part(fragment, fragment_at)
+                if fragment is not None:
+                    out += ("#", fragment)
         url = "".join(out)
-        findings = self.findings.freeze() if self.findings else ()  # most targets have none
+        findings = detect.freeze(self.findings) if self.findings else ()  # most targets have none
         # Result's own __new__ is Python code: tuple.__new__ builds the same value faster.
         return _new(Result, (self.target, url, self.edits.freeze(), findings))
 
-    # --- components, in output order: each takes its span (text, offset in the input), not
-    # the two as ``*span``, which calls through C (a call of its own, not the caller's loop)
+    # --- components, in output order: each takes its text and its offset in the input
 
-    def userinfo_part(self, span: Span) -> str | None:
-        text, start = span
-        if text is None:
-            return None
+    def userinfo_part(self, text: str, start: int) -> str | None:
         detect.userinfo(text, start, self.findings)
         detect.escapes(text, "userinfo", start, self.findings)
         if self.quiet["userinfo"](text):
@@ -348,9 +363,7 @@ class _Canonicalizer:
         self.raw, self.start = text, start
         return self.walk(self.steps["userinfo"], text)
 
-    def host_part(self, span: Span) -> str:
-        text, start = span
-        text = text or ""
+    def host_part(self, text: str, start: int) -> str:
         # A DNS name in any case, its last label a letter's, or a dotted-decimal IPv4 address.
         if self.quiet["host"](text):
             lower = text.lower()
@@ -394,18 +407,13 @@ class _Canonicalizer:
         zone = zones.scan(zone, start + literal.start("zone"), edits)
         return f"[{address}%25{zone}]"
 
-    def port_part(self, span: Span) -> str | None:
-        port, start = span
-        if port is None or (
-            port[:1] not in ("", "0") and DEFAULT_PORTS.get(self.scheme or "") != port
-        ):
+    def port_part(self, port: str, start: int) -> str | None:
+        if port[:1] not in ("", "0") and DEFAULT_PORTS.get(self.scheme or "") != port:
             return port
         self.raw, self.start = port, start
         return self.walk(self.steps["port"], port)
 
-    def path_part(self, span: Span) -> str:
-        text, start = span
-        text = text or ""
+    def path_part(self, text: str, start: int) -> str:
         relative = (
             self.form != "origin"
             and self.scheme is None
@@ -427,20 +435,14 @@ class _Canonicalizer:
             )
         return self.walk(self.steps[_AUTHORITY_PATH if self.has_authority else "path"], text) or ""
 
-    def query_part(self, span: Span) -> str | None:
-        text, start = span
-        if text is None:
-            return None
+    def query_part(self, text: str, start: int) -> str | None:
         detect.escapes(text, "query", start, self.findings)
         if self.quiet["query"](text):
             return text
         self.raw, self.start = text, start
         return self.walk(self.steps["query"], text)
 
-    def fragment_part(self, span: Span) -> str | None:
-        text, start = span
-        if text is None:
-            return None
+    def fragment_part(self, text: str, start: int) -> str | None:
         if not self.on("strip-fragment"):
             detect.escapes(text, "fragment", start, self.findings)
         if self.quiet["fragment"](text):
@@ -461,7 +463,7 @@ def _idna_host(c: _Canonicalizer, text: str) -> str:
         return text
     a_label = rules.idna_host(text)
     if a_label is None:
-        c.findings.add("invalid-idn", "host", c.start, text)
+        detect.add(c.findings, "invalid-idn", "host", c.start, text)
         return text
     c.edits.repair("idna-host", "host", c.start, "non-ASCII host")
     c.structural("idna-host", "host", text, a_label)
@@ -485,7 +487,7 @@ def _numeric_host(c: _Canonicalizer, text: str) -> str:
     if rules.ends_in_number(text):
         dotted = rules.parse_ipv4(text)
         if dotted is not None and dotted != text:
-            c.findings.add("numeric-host", "host", c.start, text)
+            detect.add(c.findings, "numeric-host", "host", c.start, text)
             if c.on("numeric-host"):
                 c.structural("numeric-host", "host", text, dotted)
                 return dotted
@@ -639,20 +641,14 @@ def _strip_fragment(c: _Canonicalizer, text: str) -> None:
     return None
 
 
-def _chars_of(component: str) -> _Handler:
-    return lambda c, text: c.scan[component].scan(text, c.start, c.edits)
-
-
 # The path's steps after an authority (`_plan`): all but these.
 _AUTHORITY_PATH = "path after an authority"
 _NOT_AFTER_AUTHORITY = (_origin_slash, _dot_prefix)
 
 _HANDLERS: dict[tuple[str, str, str], Any] = {
     ("scheme", "lowercase-scheme", ""): _lowercase_scheme,
-    ("userinfo", CHARACTERS, ""): _chars_of("userinfo"),
     ("host", "idna-host", ""): _idna_host,
     ("host", "lowercase-host", ""): _lowercase_host,
-    ("host", CHARACTERS, ""): _chars_of("host"),
     ("host", "strip-host-dot", ""): _strip_host_dot,
     ("host", "numeric-host", ""): _numeric_host,
     ("port", "drop-empty-port", ""): _drop_empty_port,
@@ -666,12 +662,10 @@ _HANDLERS: dict[tuple[str, str, str], Any] = {
     ("path", "remove-dot-segments", ""): _remove_dot_segments,
     ("path", "empty-path", "with an authority"): _empty_path,
     ("path", "dot-prefix", ""): _dot_prefix,
-    ("query", CHARACTERS, ""): _chars_of("query"),
     ("query", "drop-params", "query parameters"): _query_params,
     ("query", "sort-query", ""): _sort_query,
     ("query", "drop-empty-query", ""): _drop_empty_query,
     ("fragment", "strip-fragment", ""): _strip_fragment,
-    ("fragment", CHARACTERS, ""): _chars_of("fragment"),
 }
 
 # What a text holds when a step may have something to do: a step whose search finds nothing
@@ -714,15 +708,22 @@ def _step_names(on: frozenset[str]) -> dict[str, tuple[str, ...]]:
 def _steps(on: frozenset[str], scan: dict[str, rules.Scanner]) -> dict[str, tuple[_Step, ...]]:
     """The steps a policy's rules switch on, per component, in pipeline order: each with the
     search that tells whether it has anything to do, and its handler."""
+    # The path's escaped slashes, when a rule decodes or refuses them, need _path_characters.
+    slashes = not on.isdisjoint(("decode-escaped-slash", "reject-escaped-slash"))
     return {
-        c: tuple((_needs(s, scan), _HANDLERS[s.component, s.name, s.when]) for s in steps)
+        c: tuple(
+            (_character_pass, scan[c].scan)  # its own first test, one match, is the quickest
+            if s.name == CHARACTERS and not (c == "path" and slashes)
+            else (_needs(s), _HANDLERS[s.component, s.name, s.when])
+            for s in steps
+        )
         for c, steps in _running(on).items()
     }
 
 
-def _needs(step: Step, scan: dict[str, rules.Scanner]) -> Callable[[str], object] | None:
+def _needs(step: Step) -> Callable[[str], object] | None:
     if step.name == CHARACTERS:
-        return None  # the scanner's own first test, one fullmatch, is the quickest
+        return None  # the path's, with its slashes: the scanner's own first test
     pattern = _NEEDS.get((step.component, step.name, step.when))
     if pattern is None or callable(pattern):
         return pattern

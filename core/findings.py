@@ -53,29 +53,25 @@ FINDING_NAMES: tuple[str, ...] = (
 )
 
 
-class Findings(dict[tuple[str, str], list[Any]]):
-    """Collects findings, one per rule and component: the first occurrence and a count.
+# The findings of one canonicalization, one per rule and component: the first occurrence and a
+# count.  A megabyte of "../" is one finding counted 333,333 times, not 333,333 objects.  A plain
+# dict of (rule, component) -> [rule, component, offset, detail, count] (each canonicalization
+# makes one: a literal costs less than a class's instance), whose values hold their `Finding`'s
+# fields in order, so that `freeze` builds them all in C.
+Findings = dict[tuple[str, str], list[Any]]
 
-    A megabyte of "../" is one finding counted 333,333 times, not 333,333 objects.  A dict of
-    (rule, component) -> [rule, component, offset, detail, count] itself: built without a Python
-    ``__init__`` (each canonicalization makes one), and each value holds its `Finding`'s fields
-    in order, so that `freeze` builds them all in C.
-    """
 
-    __slots__ = ()
+def add(out: Findings, rule: str, component: str, offset: int, detail: str) -> None:
+    key = (rule, component)
+    item = out.get(key)
+    if item is None:
+        out[key] = [rule, component, offset, detail, 1]
+    else:
+        item[4] += 1
 
-    def add(self, rule: str, component: str, offset: int, detail: str) -> None:
-        key = (rule, component)
-        item = self.get(key)
-        if item is None:
-            self[key] = [rule, component, offset, detail, 1]
-        else:
-            item[4] += 1
 
-    def freeze(self) -> tuple[Finding, ...]:
-        if not self:  # most targets
-            return ()
-        return tuple(map(_finding, self.values()))
+def freeze(out: Findings) -> tuple[Finding, ...]:
+    return tuple(map(_finding, out.values()))
 
 
 def escapes(text: str, component: str, start: int, out: Findings) -> None:
@@ -84,10 +80,10 @@ def escapes(text: str, component: str, start: int, out: Findings) -> None:
     if first is not None:  # most escapes are none of the tricks: one search finds that
         for m in _ESCAPE_TRICKS.finditer(text, first.start()):
             name = (m.lastgroup or "").replace("_", "-")
-            out.add(name, component, start + m.start(), m.group())
+            add(out, name, component, start + m.start(), m.group())
     if "\udcc0" in text or "\udcc1" in text:
         for m in _RAW_OVERLONG.finditer(text):
-            out.add("overlong-utf8", component, start + m.start(), m.group())
+            add(out, "overlong-utf8", component, start + m.start(), m.group())
 
 
 def path(text: str, start: int, absolute: bool, out: Findings) -> None:
@@ -95,9 +91,9 @@ def path(text: str, start: int, absolute: bool, out: Findings) -> None:
     # Four substring tests rule out most paths before any regex does.
     if "%2F" in text or "%2f" in text or "%5C" in text or "%5c" in text:
         for m in _ESCAPED_SLASH.finditer(text):
-            out.add("escaped-slash", "path", start + m.start(), m.group())
+            add(out, "escaped-slash", "path", start + m.start(), m.group())
     if "\\" in text:
-        out.add("backslash", "path", start + text.index("\\"), "\\")
+        add(out, "backslash", "path", start + text.index("\\"), "\\")
     first = text.startswith(_DOT_STARTS)  # a first segment that starts with a dot
     if not first and "/." not in text and "/%2e" not in text and "/%2E" not in text:
         return  # no segment starts with a dot, raw or escaped: "/a.html" (the most)
@@ -118,15 +114,15 @@ def path(text: str, start: int, absolute: bool, out: Findings) -> None:
         seg = _DOT_ESCAPES.sub(".", raw) if "%" in raw else raw
         if seg == "." or seg == "..":
             name = "dot-segment" if raw == seg else "encoded-dot-segment"
-            out.add(name, "path", start + at + 1, raw)
+            add(out, name, "path", start + at + 1, raw)
             if seg == ".." and absolute and index > 0:
                 if depth == 0:
-                    out.add("dot-segment-above-root", "path", start + at + 1, raw)
+                    add(out, "dot-segment-above-root", "path", start + at + 1, raw)
                 else:
                     depth -= 1
         elif ";" in seg and seg.partition(";")[0] in (".", ".."):
             # Tomcat and others strip ";params" after splitting: "/..;/" climbs a level there.
-            out.add("path-parameter-dotdot", "path", start + at + 1, raw)
+            add(out, "path-parameter-dotdot", "path", start + at + 1, raw)
         elif index > 0:
             depth += 1
 
@@ -136,11 +132,11 @@ def host(text: str, start: int, out: Findings) -> None:
     ("a:-1"), or a "[" that opens no valid IP-literal ("[::1").  Both stay in the host, where
     their characters are escaped: the authority splits where it did in the input."""
     if text[:1] == "[":
-        out.add("invalid-ip-literal", "host", start, text)
+        add(out, "invalid-ip-literal", "host", start, text)
     elif ":" in text:
         colon = text.rindex(":")
-        out.add("invalid-port", "host", start + colon, text[colon:])
+        add(out, "invalid-port", "host", start + colon, text[colon:])
 
 
 def userinfo(text: str, start: int, out: Findings) -> None:
-    out.add("userinfo", "userinfo", start, "password" if ":" in text else "user")
+    add(out, "userinfo", "userinfo", start, "password" if ":" in text else "user")

@@ -50,12 +50,15 @@ _AUTHORITY_FORM = re.compile(r"(?:\[[^/?#@\]]*\]|[0-9][^:/?#@\[\]]*):[0-9]+", re
 
 # A component: its text (None when absent) and its offset in the input.
 Span = tuple[str | None, int]
-_ABSENT: Span = (None, 0)
+_NONE: Span = (None, 0)  # an absent component
 
 
-# A split target as `spans` returns it: its form, then the spans of scheme, userinfo, host, port,
-# path, query and fragment.
-Split = tuple[str, Span, Span, Span, Span, Span, Span, Span]
+# A split target as `spans` returns it, flat: its form, then the text and offset of scheme,
+# userinfo, host, port, path, query and fragment.
+_Text = str | None
+Split = tuple[
+    str, _Text, int, _Text, int, _Text, int, _Text, int, _Text, int, _Text, int, _Text, int
+]
 
 
 class Parts(NamedTuple):
@@ -72,10 +75,6 @@ class Parts(NamedTuple):
 
 
 _new = tuple.__new__  # Parts' own __new__ is Python code: this builds the same value faster
-
-
-def _span(m: re.Match[str], name: str) -> Span:
-    return (m.group(name), m.start(name))
 
 
 def split_authority(authority: str, start: int) -> tuple[Span, Span, Span]:
@@ -107,12 +106,14 @@ def split(target: str, form: str = "auto") -> Parts:
     """Split ``target`` into its components, keeping each one's offset in ``target``.
 
     ``auto`` tells the request-target forms apart by shape (`spans`)."""
-    return _new(Parts, spans(target, form))
+    f, *flat = spans(target, form)
+    return _new(Parts, (f, *zip(flat[::2], flat[1::2], strict=True)))
 
 
 def spans(target: str, form: str = "auto") -> Split:
-    """`split` as a plain tuple: the driver unpacks it at once, which a named tuple's field
-    names would only slow down (each is a descriptor, read by a slow attribute lookup).
+    """`split` as one flat tuple: the driver unpacks it at once, which a named tuple's field
+    names would only slow down (each is a descriptor, read by a slow attribute lookup), and so
+    would a tuple for each component.
 
     ``auto`` tells the request-target forms apart by shape: "*" is asterisk-form, "/x" (but not
     "//x") origin-form, "host:port" with a host that cannot start a scheme authority-form.
@@ -123,20 +124,21 @@ def spans(target: str, form: str = "auto") -> Split:
         elif target[:1] == "/" and target[1:2] != "/":
             form = "origin"
     if form == "asterisk":
-        return (form, _ABSENT, _ABSENT, _ABSENT, _ABSENT, (target, 0), _ABSENT, _ABSENT)
+        return (form, None, 0, None, 0, None, 0, None, 0, target, 0, None, 0, None, 0)
     if form == "origin":
         # RFC 9112 §3.2.1: the path runs to "?" (a "//" here is path, not authority).
         m = _ORIGIN_FORM.match(target)
         assert m is not None
+        path, query, fragment = m.groups()
         return (
             form,
-            _ABSENT,
-            _ABSENT,
-            _ABSENT,
-            _ABSENT,
-            _span(m, "path"),
-            _span(m, "query"),
-            _span(m, "fragment"),
+            *(None, 0, None, 0, None, 0, None, 0),
+            path,
+            0,
+            query,
+            m.start("query"),
+            fragment,
+            m.start("fragment"),
         )
     m = _URI_REFERENCE.match(target)
     assert m is not None  # every group is optional
@@ -145,26 +147,40 @@ def spans(target: str, form: str = "auto") -> Split:
         form == "auto" and scheme is None and _AUTHORITY_FORM.fullmatch(target)
     ):
         # "127.0.0.1:8080", "[::1]:443": no scheme can start so, only an authority can.
-        userinfo, host, port = split_authority(target, 0)
-        return ("authority", _ABSENT, userinfo, host, port, ("", len(target)), _ABSENT, _ABSENT)
+        spans_ = split_authority(target, 0)  # userinfo, host and port
+        return (
+            "authority",
+            None,
+            0,
+            *spans_[0],
+            *spans_[1],
+            *spans_[2],
+            "",
+            len(target),
+            *_NONE,
+            *_NONE,
+        )
     # Each component starts where the one before it ends, past its delimiter (Appendix B): its
     # offset is a sum of lengths, which costs less than the match's spans (`m.regs` is nine
     # tuples).  An absent scheme, query or fragment is at -1, as `m.start` says.
     at = 0 if scheme is None else len(scheme) + 1  # past "scheme:"
     if host_ is not None:
         at += 2  # past "//"
-        userinfo, host = (None, at), (host_, at)
+        userinfo, userinfo_at, host_at = None, at, at
         at += len(host_)
         if port_ is None:
-            port = (None, at)
+            port_at = at
         else:
-            port = (port_, at + 1)
+            port_at = at + 1
             at += 1 + len(port_)
     elif authority is not None:
-        userinfo, host, port = split_authority(authority, at + 2)
+        (userinfo, userinfo_at), (host_, host_at), (port_, port_at) = split_authority(
+            authority, at + 2
+        )
         at += 2 + len(authority)
     else:
-        userinfo = host = port = _ABSENT
+        userinfo = None
+        userinfo_at = host_at = port_at = 0
     path_at = at
     at += len(path)
     if query is None:
@@ -174,11 +190,18 @@ def spans(target: str, form: str = "auto") -> Split:
         at = query_at + len(query)
     return (
         "absolute" if scheme is not None else "reference",
-        (scheme, -1 if scheme is None else 0),
+        scheme,
+        -1 if scheme is None else 0,
         userinfo,
-        host,
-        port,
-        (path, path_at),
-        (query, query_at),
-        (fragment, -1 if fragment is None else at + 1),  # past "#"
+        userinfo_at,
+        host_,
+        host_at,
+        port_,
+        port_at,
+        path,
+        path_at,
+        query,
+        query_at,
+        fragment,
+        -1 if fragment is None else at + 1,  # past "#"
     )
