@@ -80,8 +80,9 @@ def canonical_already(target: str, policy: Policy, form: str) -> Result | None:
 
 
 def _canonical_already(target: str, d: Derived, form: str) -> Result | None:
-    # Dot segments, and path parameters drop-params may drop, take the full path.
-    if "/." not in target and not (d.path_params and ";" in target):
+    # A canonical target is ASCII (§2.5: every other character is escaped); dot segments, and
+    # path parameters drop-params may drop, take the full path.
+    if target.isascii() and "/." not in target and not (d.path_params and ";" in target):
         # An absolute-form target starts with its scheme, an origin-form one with "/".
         if target[:1] == "/":
             if (form == "auto" or form == "origin") and d.origin(target):

@@ -276,9 +276,7 @@ class _Canonicalizer:
     def walk(self, steps: tuple[_Step, ...], text: str) -> str | None:
         """Run a component's steps in pipeline order; None: the component is dropped."""
         for needs, handler in steps:
-            if (
-                needs is _character_pass
-            ):  # the character pass: the component's `Scanner.scan` itself
+            if needs is _character_pass:  # `Scanner.scan`, which never drops the component
                 text = handler(text, self.start, self.edits)
             elif needs is None or needs(text):
                 out = handler(self, text)
@@ -647,8 +645,10 @@ _NOT_AFTER_AUTHORITY = (_origin_slash, _dot_prefix)
 
 _HANDLERS: dict[tuple[str, str, str], Any] = {
     ("scheme", "lowercase-scheme", ""): _lowercase_scheme,
+    ("userinfo", CHARACTERS, ""): _character_pass,
     ("host", "idna-host", ""): _idna_host,
     ("host", "lowercase-host", ""): _lowercase_host,
+    ("host", CHARACTERS, ""): _character_pass,
     ("host", "strip-host-dot", ""): _strip_host_dot,
     ("host", "numeric-host", ""): _numeric_host,
     ("port", "drop-empty-port", ""): _drop_empty_port,
@@ -662,10 +662,12 @@ _HANDLERS: dict[tuple[str, str, str], Any] = {
     ("path", "remove-dot-segments", ""): _remove_dot_segments,
     ("path", "empty-path", "with an authority"): _empty_path,
     ("path", "dot-prefix", ""): _dot_prefix,
+    ("query", CHARACTERS, ""): _character_pass,
     ("query", "drop-params", "query parameters"): _query_params,
     ("query", "sort-query", ""): _sort_query,
     ("query", "drop-empty-query", ""): _drop_empty_query,
     ("fragment", "strip-fragment", ""): _strip_fragment,
+    ("fragment", CHARACTERS, ""): _character_pass,
 }
 
 # What a text holds when a step may have something to do: a step whose search finds nothing
@@ -708,17 +710,19 @@ def _step_names(on: frozenset[str]) -> dict[str, tuple[str, ...]]:
 def _steps(on: frozenset[str], scan: dict[str, rules.Scanner]) -> dict[str, tuple[_Step, ...]]:
     """The steps a policy's rules switch on, per component, in pipeline order: each with the
     search that tells whether it has anything to do, and its handler."""
-    # The path's escaped slashes, when a rule decodes or refuses them, need _path_characters.
+    # The path's escaped slashes, when a rule decodes or refuses them, need _path_characters;
+    # without such a rule its character pass is its scanner's alone, as every other component's.
     slashes = not on.isdisjoint(("decode-escaped-slash", "reject-escaped-slash"))
-    return {
-        c: tuple(
-            (_character_pass, scan[c].scan)  # its own first test, one match, is the quickest
-            if s.name == CHARACTERS and not (c == "path" and slashes)
-            else (_needs(s), _HANDLERS[s.component, s.name, s.when])
-            for s in steps
-        )
-        for c, steps in _running(on).items()
-    }
+    return {c: tuple(_step(s, scan, slashes) for s in steps) for c, steps in _running(on).items()}
+
+
+def _step(step: Step, scan: dict[str, rules.Scanner], slashes: bool) -> _Step:
+    handler = _HANDLERS[step.component, step.name, step.when]
+    if handler is _path_characters and not slashes:
+        handler = _character_pass
+    if handler is _character_pass:  # its own first test, one match, is the quickest
+        return (_character_pass, scan[step.component].scan)
+    return (_needs(step), handler)
 
 
 def _needs(step: Step) -> Callable[[str], object] | None:
