@@ -81,7 +81,8 @@ def escapes(text: str, component: str, start: int, out: Findings) -> None:
         for m in _ESCAPE_TRICKS.finditer(text, first.start()):
             name = (m.lastgroup or "").replace("_", "-")
             add(out, name, component, start + m.start(), m.group())
-    if "\udcc0" in text or "\udcc1" in text:
+    # A raw byte stands for itself as a lone surrogate (surrogateescape): the text is not ASCII.
+    if not text.isascii() and ("\udcc0" in text or "\udcc1" in text):
         for m in _RAW_OVERLONG.finditer(text):
             add(out, "overlong-utf8", component, start + m.start(), m.group())
 
