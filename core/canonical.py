@@ -155,7 +155,6 @@ def _scanners(
     }
 
 
-_Handler = Callable[["_Canonicalizer", str], "str | None"]
 # A step as the driver runs it: a search that finds what it may change (None: it always runs),
 # and its handler; or `_character_pass` and the component's `Scanner.scan`, called with no
 # handler between (`_steps`).
@@ -163,7 +162,8 @@ _Step = tuple["Callable[[str], object] | None", Callable[..., Any]]
 
 
 def _character_pass(text: str) -> bool:
-    """A marker in a step's place of its search: the step is the scanner's pass (never called)."""
+    """A marker, never called: a character step's handler in `_HANDLERS`, and in a step's place
+    of its search, that the step is the component's `Scanner.scan` (`_step`)."""
     raise AssertionError(text)
 
 
