@@ -1,7 +1,7 @@
 """What this install of urlsan is: ``urlsan --version``, and the one warning a user without the
 compiled twin (urlsan.core._speedups) gets from ``urlsan canon``, ``urlsan proxy`` and the addon.
 
-Without the twin the pure-Python driver does all the work, about 20x slower on URLs that need
+Without the twin the pure-Python driver does all the work, about 16x slower on URLs that need
 rewriting (README, Speed): a pip that found no wheel for the platform and no C compiler installs
 urlsan that way without a word, so urlsan says it once per process.  Nothing is said when the
 user asked for it with ``URLSAN_NO_EXTENSIONS``.
@@ -80,7 +80,7 @@ def no_twin_warning() -> str | None:
         return None
     return (
         "urlsan: the compiled canonicalizer (urlsan.core._speedups) is not installed, so the "
-        "pure-Python one runs, about 20x slower on URLs that need rewriting. To fix it: "
+        "pure-Python one runs, about 16x slower on URLs that need rewriting. To fix it: "
         + NO_TWIN_FIX
     )
 
