@@ -50,7 +50,8 @@ _AUTHORITY_FORM = re.compile(r"(?:\[[^/?#@\]]*\]|[0-9][^:/?#@\[\]]*):[0-9]+", re
 
 # A component: its text (None when absent) and its offset in the input.
 Span = tuple[str | None, int]
-_NONE: Span = (None, 0)  # an absent component
+_ABSENT: Span = (None, 0)
+_NO_AUTHORITY = _ABSENT * 4  # no scheme, userinfo, host or port, as `spans` returns them
 
 
 # A split target as `spans` returns it, flat: its form, then the text and offset of scheme,
@@ -124,7 +125,7 @@ def spans(target: str, form: str = "auto") -> Split:
         elif target[:1] == "/" and target[1:2] != "/":
             form = "origin"
     if form == "asterisk":
-        return (form, None, 0, None, 0, None, 0, None, 0, target, 0, None, 0, None, 0)
+        return (form, *_NO_AUTHORITY, target, 0, *_ABSENT, *_ABSENT)
     if form == "origin":
         # RFC 9112 §3.2.1: the path runs to "?" (a "//" here is path, not authority).
         m = _ORIGIN_FORM.match(target)
@@ -132,7 +133,7 @@ def spans(target: str, form: str = "auto") -> Split:
         path, query, fragment = m.groups()
         return (
             form,
-            *(None, 0, None, 0, None, 0, None, 0),
+            *_NO_AUTHORITY,
             path,
             0,
             query,
@@ -147,18 +148,17 @@ def spans(target: str, form: str = "auto") -> Split:
         form == "auto" and scheme is None and _AUTHORITY_FORM.fullmatch(target)
     ):
         # "127.0.0.1:8080", "[::1]:443": no scheme can start so, only an authority can.
-        spans_ = split_authority(target, 0)  # userinfo, host and port
+        userinfo_span, host_span, port_span = split_authority(target, 0)
         return (
             "authority",
-            None,
-            0,
-            *spans_[0],
-            *spans_[1],
-            *spans_[2],
+            *_ABSENT,
+            *userinfo_span,
+            *host_span,
+            *port_span,
             "",
             len(target),
-            *_NONE,
-            *_NONE,
+            *_ABSENT,
+            *_ABSENT,
         )
     # Each component starts where the one before it ends, past its delimiter (Appendix B): its
     # offset is a sum of lengths, which costs less than the match's spans (`m.regs` is nine
