@@ -420,7 +420,8 @@ class _Canonicalizer:
         )
         detect.path(text, start, not relative, self.findings)
         detect.escapes(text, "path", start, self.findings)
-        if self.quiet["path"](text):
+        # A segment that starts with a dot is never quiet: "/." spares the regex that says so.
+        if "/." not in text and self.quiet["path"](text):
             return text
         self.raw, self.start = text, start
         self.relative = relative

@@ -503,14 +503,20 @@ def ends_in_number(host: str) -> bool:
 
 # --- Path.
 
-DOT_SEGMENT = r"(?:^|/)\.\.?(?:/|$)"  # RFC 3986 §5.2.4's "." and ".." segments
-_DOT_SEGMENT = re.compile(DOT_SEGMENT)
-
 
 def has_dot_segments(path: str) -> bool:
-    # A dot segment starts the path or follows a "/": two substring tests rule most paths out
-    # before a search that tries the pattern at every position.
-    return ("/." in path or path[:1] == ".") and _DOT_SEGMENT.search(path) is not None
+    """Whether ``path`` holds a "." or ".." segment (RFC 3986 §5.2.4): between two "/", after
+    the last, before the first, or the whole path.  Substring tests, each a C loop: a regex
+    search would try its pattern at every position."""
+    if "/." not in path and path[:1] != ".":
+        return False  # most paths
+    return (
+        "/./" in path
+        or "/../" in path
+        or path.endswith(("/.", "/.."))
+        or path.startswith(("./", "../"))
+        or path in (".", "..")
+    )
 
 
 def remove_dot_segments(path: str) -> tuple[str, int]:
