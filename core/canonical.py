@@ -246,7 +246,6 @@ class _Canonicalizer:
         "relative",
         "scan",
         "scheme",
-        "sent_to",
         "start",
         "steps",
         "target",
@@ -254,18 +253,18 @@ class _Canonicalizer:
 
     def __init__(self, policy: Policy, target: str, sent_to: str | None = None) -> None:
         self.policy = policy
-        self.sent_to = sent_to  # the Host of an origin-form target (params.py lowercases hosts)
         self.target = target
         self.edits = rules.Edits(policy.strict, target)
         self.findings: detect.Findings = {}
         last = _last_plan
         plan = last[1] if last is not None and last[0] is policy else _plan_of(policy)
         self.on, self.scan, self.steps, self.quiet = plan
-        # What the steps ask of the target: set once by `run` (``host`` as canonicalized, for
-        # drop-params' host scopes).
-        self.form = "auto"
-        self.scheme: str | None = None
-        self.host: str | None = None
+        # What the steps ask of the target: ``form`` and ``scheme`` set by `run` before any step
+        # runs; ``host`` the Host an origin-form target was sent to, until `run` puts the host
+        # as canonicalized in its place (for drop-params' host scopes; params.py lowercases).
+        self.form: str
+        self.scheme: str | None
+        self.host = sent_to
         self.has_authority = False
         # The component on its way through its steps: ``raw`` as it was in the input, at
         # ``start``, set by each ``*_part`` as the component enters its steps (assigned there,
@@ -319,7 +318,6 @@ class _Canonicalizer:
             scheme = rules.lowercase_scheme(scheme, scheme_at, self.edits)
         self.scheme = scheme
         out: list[str] = [scheme, ":"] if scheme is not None and not authority_only else []
-        self.host = self.sent_to
         if host is not None:
             # The authority, in line: a method of its own would cost a call on most targets.
             self.has_authority = True

@@ -7,7 +7,6 @@ it appears in audit logs and in README's table of findings.
 from __future__ import annotations
 
 import re
-from functools import partial
 from typing import Any
 
 from .result import Finding
@@ -30,8 +29,9 @@ _DOT_STARTS = (".", "%2e", "%2E")  # how a segment that starts with a dot, raw o
 _DOT_START = re.compile(r"/((?:\.|%2[Ee])[^/]*)")  # such a segment, after its "/"
 
 # Finding's own __new__ is Python code: tuple.__new__ builds the same value from a finding's
-# fields in a list, and map calls it from C, without a Python frame per finding.
-_finding = partial(tuple.__new__, Finding)
+# fields in a list.  (Called through functools.partial it costs more: tuple.__new__ takes no
+# vectorcall, so partial joins the argument tuples first.)
+_new = tuple.__new__
 
 FINDING_NAMES: tuple[str, ...] = (
     "dot-segment",
@@ -71,7 +71,10 @@ def add(out: Findings, rule: str, component: str, offset: int, detail: str) -> N
 
 
 def freeze(out: Findings) -> tuple[Finding, ...]:
-    return tuple(map(_finding, out.values()))
+    if len(out) == 1:  # the most
+        (fields,) = out.values()
+        return (_new(Finding, fields),)
+    return tuple([_new(Finding, fields) for fields in out.values()])
 
 
 def escapes(text: str, component: str, start: int, out: Findings) -> None:
@@ -89,14 +92,15 @@ def escapes(text: str, component: str, start: int, out: Findings) -> None:
 
 def path(text: str, start: int, absolute: bool, out: Findings) -> None:
     """Traversal-shaped paths: dot segments, raw or encoded, "..;", escaped and raw backslashes."""
-    # Four substring tests rule out most paths before any regex does.
-    if "%2F" in text or "%2f" in text or "%5C" in text or "%5c" in text:
+    # Substring tests rule out most paths before any regex does.
+    escaped = "%" in text
+    if escaped and ("%2F" in text or "%2f" in text or "%5C" in text or "%5c" in text):
         for m in _ESCAPED_SLASH.finditer(text):
             add(out, "escaped-slash", "path", start + m.start(), m.group())
     if "\\" in text:
         add(out, "backslash", "path", start + text.index("\\"), "\\")
     first = text.startswith(_DOT_STARTS)  # a first segment that starts with a dot
-    if not first and "/." not in text and "/%2e" not in text and "/%2E" not in text:
+    if not first and "/." not in text and not (escaped and ("/%2e" in text or "/%2E" in text)):
         return  # no segment starts with a dot, raw or escaped: "/a.html" (the most)
     if text[:1] == "/" and ";" not in text and _dot_segments(text, start, out):
         return
