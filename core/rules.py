@@ -298,8 +298,8 @@ class Scanner:
         out: list[str] = []
         pos = 0
         while m is not None:
-            kind = m.lastindex  # by number: a group's name costs a lookup
-            assert kind is not None  # every match ends in one of the groups
+            # By number: a group's name costs a lookup.  Every match ends in one of the groups.
+            kind: int = m.lastindex  # type: ignore[assignment]
             # Each group ends its match: its span is the piece, and where the next one starts.
             at, end = m.span(kind)
             m = next_change(text, end)
