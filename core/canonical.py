@@ -418,8 +418,23 @@ class _Canonicalizer:
         )
         detect.path(text, start, not relative, self.findings)
         detect.escapes(text, "path", start, self.findings)
-        # A segment that starts with a dot is never quiet: "/." spares the regex that says so.
-        if "/." not in text and self.quiet["path"](text):
+        steps = self.steps[_AUTHORITY_PATH if self.has_authority else "path"]
+        needs, characters = steps[0]
+        if needs is _character_pass:
+            # The characters come first (most policies).  When no segment is for any other
+            # step (absolute; none empty or starting with a dot, raw or escaped, which the pass
+            # may decode; no ";"), the pass is all there is to do: one regex, when it finds
+            # nothing, where the quiet fullmatch and then the pass each took one.
+            if (
+                text[:1] == "/"
+                and "//" not in text
+                and "/." not in text
+                and ";" not in text
+                and "/%2e" not in text
+                and "/%2E" not in text
+            ):
+                return characters(text, start, self.edits)  # type: ignore[no-any-return]
+        elif "/." not in text and self.quiet["path"](text):  # "/." is never quiet
             return text
         self.raw, self.start = text, start
         self.relative = relative
@@ -430,7 +445,7 @@ class _Canonicalizer:
             self.edits.repair(
                 "dot-prefix", "path", start, "first segment of a relative path has ':'"
             )
-        return self.walk(self.steps[_AUTHORITY_PATH if self.has_authority else "path"], text) or ""
+        return self.walk(steps, text) or ""
 
     def query_part(self, text: str, start: int) -> str | None:
         detect.escapes(text, "query", start, self.findings)
