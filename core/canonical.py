@@ -132,10 +132,10 @@ def _after_twin(result: Result, policy: Policy, sent_to: str | None) -> Result |
     c.host = host
     # The steps after the characters step, which the twin ran.
     text = c.walk(c.steps["query"][1:], url[qmark + 1 : end])
-    if not c.edits.starts:  # each step records an edit exactly when it changes the query
+    if not c.starts:  # each step records an edit exactly when it changes the query
         return result
     url = url[:qmark] + ("" if text is None else "?" + text) + url[end:]
-    return Result(target, url, query.merged(result.edits, c.edits.freeze()), result.findings)
+    return Result(target, url, query.merged(result.edits, c.freeze()), result.findings)
 
 
 @lru_cache(maxsize=16)
@@ -229,12 +229,12 @@ def _plan_of(policy: Policy) -> _Plan:
     return plan
 
 
-class _Canonicalizer:
-    """One canonicalization: the policy's steps, and the edits and findings recorded."""
+class _Canonicalizer(rules.Edits):
+    """One canonicalization: the policy's steps, and the edits and findings recorded.  It is
+    the `rules.Edits` its steps record to: one object to build per target, not two."""
 
     __slots__ = (
         "dots",
-        "edits",
         "findings",
         "form",
         "has_authority",
@@ -254,7 +254,7 @@ class _Canonicalizer:
     def __init__(self, policy: Policy, target: str, sent_to: str | None = None) -> None:
         self.policy = policy
         self.target = target
-        self.edits = rules.Edits(policy.strict, target)
+        rules.Edits.__init__(self, policy.strict, target)
         self.findings: detect.Findings = {}
         last = _last_plan
         plan = last[1] if last is not None and last[0] is policy else _plan_of(policy)
@@ -276,7 +276,7 @@ class _Canonicalizer:
         """Run a component's steps in pipeline order; None: the component is dropped."""
         for needs, handler in steps:
             if needs is _character_pass:  # `Scanner.scan`, which never drops the component
-                text = handler(text, self.start, self.edits)
+                text = handler(text, self.start, self)
             elif needs is None or needs(text):
                 out = handler(self, text)
                 if out is None:
@@ -286,7 +286,7 @@ class _Canonicalizer:
 
     def structural(self, rule: str, component: str, before: str, after: str) -> None:
         """Record a rule that rewrote the whole component."""
-        self.edits.whole(rule, component, self.start, self.start + len(self.raw), before, after)
+        self.whole(rule, component, self.start, self.start + len(self.raw), before, after)
 
     def run(self, parts: Split) -> Result:
         # Unpacked at once: a plain tuple's fields are the quickest to read (`split.spans`).
@@ -315,7 +315,7 @@ class _Canonicalizer:
         # (which is why lowercase-scheme has no search of its own in _NEEDS), as most are.
         if not (authority_only or scheme is None or scheme.islower()) and self.steps["scheme"]:
             # Its one step (_lowercase_scheme), without a walk.
-            scheme = rules.lowercase_scheme(scheme, scheme_at, self.edits)
+            scheme = rules.lowercase_scheme(scheme, scheme_at, self)
         self.scheme = scheme
         out: list[str] = [scheme, ":"] if scheme is not None and not authority_only else []
         if host is not None:
@@ -347,7 +347,7 @@ class _Canonicalizer:
         url = "".join(out)
         findings = detect.freeze(self.findings) if self.findings else ()  # most targets have none
         # Result's own __new__ is Python code: tuple.__new__ builds the same value faster.
-        return _new(Result, (self.target, url, self.edits.freeze(), findings))
+        return _new(Result, (self.target, url, self.freeze(), findings))
 
     # --- components, in output order: each takes its text and its offset in the input
 
@@ -366,7 +366,7 @@ class _Canonicalizer:
             if lower == text:
                 return text  # no host step changes it or reports on it
             if self.on("lowercase-host"):  # the host steps only lowercase it: one edit
-                self.edits.add("lowercase-host", "host", start, start + len(text), text, lower)
+                self.add("lowercase-host", "host", start, start + len(text), text, lower)
                 return lower
         literal = rules.ip_literal(text) if text[:1] == "[" else None
         if literal is not None:
@@ -379,28 +379,27 @@ class _Canonicalizer:
     def ip_literal(self, literal: re.Match[str], start: int) -> str:
         """An IP-literal host: the address is case-insensitive (§6.2.2.1), but a zone ID names
         a network interface, and those are case-sensitive (RFC 6874 §2): its case is kept."""
-        edits = self.edits
         on = self.on
         lower = on("lowercase-host")
         if literal["future"] is not None:
             text = literal[0]
-            return rules.lowercase_host(text, start, edits) if lower else text
+            return rules.lowercase_host(text, start, self) if lower else text
         address = literal["address"]
         if lower:
-            address = rules.lowercase_host(address, start + 1, edits)
+            address = rules.lowercase_host(address, start + 1, self)
         zone = literal["zone"]
         if zone is None:
             return f"[{address}]"
         if literal["percent"] == "%":
             at = start + literal.start("percent")
-            edits.repair("encode-stray-percent", "host", at, "bare '%' before an IPv6 zone ID")
-            edits.add("encode-stray-percent", "host", at, at + 1, "%", "%25")
+            self.repair("encode-stray-percent", "host", at, "bare '%' before an IPv6 zone ID")
+            self.add("encode-stray-percent", "host", at, at + 1, "%", "%25")
         # The zone's own escapes follow §6.2.2: RFC 3986's unreserved set only (ZoneID has no
         # room for RFC 2396's marks), and no lowercasing.
         zones = rules.scanner(
             "host", False, "keep", False, on("decode-unreserved"), on("uppercase-escape")
         )
-        zone = zones.scan(zone, start + literal.start("zone"), edits)
+        zone = zones.scan(zone, start + literal.start("zone"), self)
         return f"[{address}%25{zone}]"
 
     def port_part(self, port: str, start: int) -> str | None:
@@ -433,7 +432,7 @@ class _Canonicalizer:
                 and "/%2e" not in text
                 and "/%2E" not in text
             ):
-                return characters(text, start, self.edits)  # type: ignore[no-any-return]
+                return characters(text, start, self)  # type: ignore[no-any-return]
         elif "/." not in text and self.quiet["path"](text):  # "/." is never quiet
             return text
         self.raw, self.start = text, start
@@ -442,9 +441,7 @@ class _Canonicalizer:
         if relative and ":" in text.partition("/")[0]:
             # §4.2: "a:b" is no relative-path reference (it reads as a scheme), even when dot
             # removal would drop the segment; a strict policy says so.
-            self.edits.repair(
-                "dot-prefix", "path", start, "first segment of a relative path has ':'"
-            )
+            self.repair("dot-prefix", "path", start, "first segment of a relative path has ':'")
         return self.walk(steps, text) or ""
 
     def query_part(self, text: str, start: int) -> str | None:
@@ -467,7 +464,7 @@ class _Canonicalizer:
 
 
 def _lowercase_scheme(c: _Canonicalizer, text: str) -> str:
-    return rules.lowercase_scheme(text, c.start, c.edits)
+    return rules.lowercase_scheme(text, c.start, c)
 
 
 def _idna_host(c: _Canonicalizer, text: str) -> str:
@@ -477,13 +474,13 @@ def _idna_host(c: _Canonicalizer, text: str) -> str:
     if a_label is None:
         detect.add(c.findings, "invalid-idn", "host", c.start, text)
         return text
-    c.edits.repair("idna-host", "host", c.start, "non-ASCII host")
+    c.repair("idna-host", "host", c.start, "non-ASCII host")
     c.structural("idna-host", "host", text, a_label)
     return a_label
 
 
 def _lowercase_host(c: _Canonicalizer, text: str) -> str:
-    return rules.lowercase_host(text, c.start, c.edits)
+    return rules.lowercase_host(text, c.start, c)
 
 
 def _strip_host_dot(c: _Canonicalizer, text: str) -> str:
@@ -509,7 +506,7 @@ def _numeric_host(c: _Canonicalizer, text: str) -> str:
 def _drop_empty_port(c: _Canonicalizer, port: str) -> str | None:
     if port != "" or c.form == "authority":
         return port
-    c.edits.whole("drop-empty-port", "port", c.start - 1, c.start, ":", "")
+    c.whole("drop-empty-port", "port", c.start - 1, c.start, ":", "")
     return None
 
 
@@ -523,9 +520,7 @@ def _strip_port_zeros(c: _Canonicalizer, port: str) -> str:
 
 def _drop_default_port(c: _Canonicalizer, port: str) -> str | None:
     if c.form != "authority" and c.scheme is not None and DEFAULT_PORTS.get(c.scheme) == port:
-        c.edits.whole(
-            "drop-default-port", "port", c.start - 1, c.start + len(c.raw), ":" + port, ""
-        )
+        c.whole("drop-default-port", "port", c.start - 1, c.start + len(c.raw), ":" + port, "")
         return None
     return port
 
@@ -535,7 +530,7 @@ def _backslash_as_slash(c: _Canonicalizer, text: str) -> str:
         return text
     for m in re.finditer(r"\\+", text):
         run = m.group()
-        c.edits.add(
+        c.add(
             "backslash-as-slash",
             "path",
             c.start + m.start(),
@@ -555,7 +550,7 @@ def _path_characters(c: _Canonicalizer, text: str) -> str:
         raise InvalidTarget(
             "reject-escaped-slash", "path", c.start + text.index("\\"), "backslash in the path"
         )
-    text = c.scan["path"].scan(text, c.start, c.edits)
+    text = c.scan["path"].scan(text, c.start, c)
     # A relative "\\a" or "%2Fa" that backslash-as-slash or decode-escaped-slash turned into
     # "/a" is now an absolute path (as WHATWG reads "\\a"): no "./" guard to keep it relative.
     c.relative = c.relative and text[:1] != "/"
@@ -564,7 +559,7 @@ def _path_characters(c: _Canonicalizer, text: str) -> str:
 
 def _path_params(c: _Canonicalizer, text: str) -> str:
     drops = c.policy.param_tests(c.host).path
-    return text if drops is None else query.path_params(drops, c.edits, text, c.start, c.raw)
+    return text if drops is None else query.path_params(drops, c, text, c.start, c.raw)
 
 
 def _merge_slashes(c: _Canonicalizer, text: str) -> str:
@@ -606,7 +601,7 @@ def _empty_path(c: _Canonicalizer, text: str) -> str:
         and c.form != "authority"
         and (c.scheme is None or c.scheme in DEFAULT_PORTS)
     ):
-        c.edits.whole("empty-path", "path", c.start, c.start, "", "/")
+        c.whole("empty-path", "path", c.start, c.start, "", "/")
         return "/"
     return text
 
@@ -620,7 +615,7 @@ def _dot_prefix(c: _Canonicalizer, text: str) -> str:
     if guard:
         # Not a repair: an invalid input ("1a:b") was refused above; a guard that
         # normalizing made necessary keeps a valid input valid.
-        c.edits.whole("dot-prefix", "path", c.start, c.start, "", guard)
+        c.whole("dot-prefix", "path", c.start, c.start, "", guard)
     return guard + text
 
 
@@ -637,19 +632,19 @@ def _guard(path: str, c: _Canonicalizer, dots: bool) -> str:
 
 
 def _query_params(c: _Canonicalizer, text: str) -> str | None:
-    return query.drop(c.policy.param_tests(c.host).query, c.edits, text, c.start, c.raw)
+    return query.drop(c.policy.param_tests(c.host).query, c, text, c.start, c.raw)
 
 
 def _sort_query(c: _Canonicalizer, text: str) -> str:
-    return query.sort(c.edits, text, c.start, c.raw)
+    return query.sort(c, text, c.start, c.raw)
 
 
 def _drop_empty_query(c: _Canonicalizer, text: str) -> str | None:
-    return query.drop_empty(c.edits, text, c.start)
+    return query.drop_empty(c, text, c.start)
 
 
 def _strip_fragment(c: _Canonicalizer, text: str) -> None:
-    c.edits.whole("strip-fragment", "fragment", c.start - 1, c.start + len(text), "#" + text, "")
+    c.whole("strip-fragment", "fragment", c.start - 1, c.start + len(text), "#" + text, "")
     return None
 
 
