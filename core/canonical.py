@@ -347,7 +347,8 @@ class _Canonicalizer(rules.Edits):
         url = "".join(out)
         findings = detect.freeze(self.findings) if self.findings else ()  # most targets have none
         # Result's own __new__ is Python code: tuple.__new__ builds the same value faster.
-        return _new(Result, (self.target, url, self.freeze(), findings))
+        edits = tuple(self.done) if self.afters is None else self.freeze()  # no open run: as is
+        return _new(Result, (self.target, url, edits, findings))
 
     # --- components, in output order: each takes its text and its offset in the input
 
@@ -415,7 +416,7 @@ class _Canonicalizer(rules.Edits):
             and not self.has_authority
             and text[:1] != "/"
         )
-        detect.path(text, start, not relative, self.findings)
+        dotted = detect.path(text, start, not relative, self.findings)
         detect.escapes(text, "path", start, self.findings)
         steps = self.steps[_AUTHORITY_PATH if self.has_authority else "path"]
         needs, characters = steps[0]
@@ -424,16 +425,9 @@ class _Canonicalizer(rules.Edits):
             # step (absolute; none empty or starting with a dot, raw or escaped, which the pass
             # may decode; no ";"), the pass is all there is to do: one regex, when it finds
             # nothing, where the quiet fullmatch and then the pass each took one.
-            if (
-                text[:1] == "/"
-                and "//" not in text
-                and "/." not in text
-                and ";" not in text
-                and "/%2e" not in text
-                and "/%2E" not in text
-            ):
+            if not dotted and text[:1] == "/" and "//" not in text and ";" not in text:
                 return characters(text, start, self)  # type: ignore[no-any-return]
-        elif "/." not in text and self.quiet["path"](text):  # "/." is never quiet
+        elif not dotted and self.quiet["path"](text):  # a dot segment is never quiet
             return text
         self.raw, self.start = text, start
         self.relative = relative

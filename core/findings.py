@@ -79,9 +79,18 @@ def freeze(out: Findings) -> tuple[Finding, ...]:
 
 def escapes(text: str, component: str, start: int, out: Findings) -> None:
     """Escape tricks anywhere in userinfo, path, query or fragment."""
-    first = _ESCAPE_TRICKS.search(text) if "%" in text else None
-    if first is not None:  # most escapes are none of the tricks: one search finds that
-        for m in _ESCAPE_TRICKS.finditer(text, first.start()):
+    # Every trick holds "%0" (NUL, CR, LF), "%25", "%u" or "%U", or an overlong lead byte's
+    # escape before its next "%" ("c0%", "c1%", "e0%", "f0%"): substring tests rule out most
+    # escaped text before a regex call does.
+    if "%" in text and (
+        "%0" in text
+        or "%25" in text
+        or "%u" in text
+        or "%U" in text
+        or "0%" in text
+        or "1%" in text
+    ):
+        for m in _ESCAPE_TRICKS.finditer(text):
             name = (m.lastgroup or "").replace("_", "-")
             add(out, name, component, start + m.start(), m.group())
     # A raw byte stands for itself as a lone surrogate (surrogateescape): the text is not ASCII.
@@ -90,8 +99,9 @@ def escapes(text: str, component: str, start: int, out: Findings) -> None:
             add(out, "overlong-utf8", component, start + m.start(), m.group())
 
 
-def path(text: str, start: int, absolute: bool, out: Findings) -> None:
-    """Traversal-shaped paths: dot segments, raw or encoded, "..;", escaped and raw backslashes."""
+def path(text: str, start: int, absolute: bool, out: Findings) -> bool:
+    """Traversal-shaped paths: dot segments, raw or encoded, "..;", escaped and raw backslashes.
+    True when a segment starts with a dot, raw or escaped (the driver's steps ask that too)."""
     # Substring tests rule out most paths before any regex does.
     escaped = "%" in text
     if escaped and ("%2F" in text or "%2f" in text or "%5C" in text or "%5c" in text):
@@ -101,9 +111,9 @@ def path(text: str, start: int, absolute: bool, out: Findings) -> None:
         add(out, "backslash", "path", start + text.index("\\"), "\\")
     first = text.startswith(_DOT_STARTS)  # a first segment that starts with a dot
     if not first and "/." not in text and not (escaped and ("/%2e" in text or "/%2E" in text)):
-        return  # no segment starts with a dot, raw or escaped: "/a.html" (the most)
+        return False  # no segment starts with a dot, raw or escaped: "/a.html" (the most)
     if text[:1] == "/" and ";" not in text and _dot_segments(text, start, out):
-        return
+        return True
     # Only the segments that start with a dot are looked at: each is found after its "/" (the
     # first after one put in front), and the segments between are counted by their "/".
     if first:
@@ -132,6 +142,7 @@ def path(text: str, start: int, absolute: bool, out: Findings) -> None:
             add(out, "path-parameter-dotdot", "path", start + at + 1, raw)
         elif index > 0:
             depth += 1
+    return True
 
 
 def _dot_segments(text: str, start: int, out: Findings) -> bool:
