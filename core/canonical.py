@@ -202,11 +202,14 @@ def _plan(policy: Policy) -> _Plan:
     # IDNA, no character to escape, no dot to strip, not numeric); lowercase, they leave it.
     # So they leave a dotted-decimal IPv4 address, which numeric-host would write as it is.
     quiet["host"] = _QUIET_HOST
+    steps = _steps(policy.rules, scan)
     # An absolute path of segments that no rule touches: none empty ("//": merge-slashes, the
     # dot-prefix guard), none starting with "." (dot segments), no ";" when drop-params is on.
-    segment = scan["path"].unit(without="/;" if on("drop-params") else "/")
-    quiet["path"] = re.compile(f"(?:/(?![./])(?:{segment})*+)++").fullmatch
-    steps = _steps(policy.rules, scan)
+    # Only where the path's character pass is not its first step: else `path_part` runs that
+    # pass alone on such a path, and this fullmatch is never asked.
+    if steps["path"][0][0] is not _character_pass:
+        segment = scan["path"].unit(without="/;" if on("drop-params") else "/")
+        quiet["path"] = re.compile(f"(?:/(?![./])(?:{segment})*+)++").fullmatch
     # A path after an authority is absolute or empty (RFC 3986 §3.3) and no origin-form one:
     # the origin-form slash and the dot prefix have nothing to do there, so it skips them.
     steps[_AUTHORITY_PATH] = tuple(s for s in steps["path"] if s[1] not in _NOT_AFTER_AUTHORITY)

@@ -163,8 +163,10 @@ def _dot_segments(text: str, start: int, out: Findings) -> bool:
         # segments before the first ".." (less the "." among them) are as many as the "..".
         if first - 1 - read[1:first].count(".") < dotdots:
             return False
-        if dots and read.index(".") < first:
-            first = read.index(".")
+        if dots:
+            dot = read.index(".")
+            if dot < first:
+                first = dot
     elif dots:
         first = read.index(".")
     else:
