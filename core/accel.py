@@ -52,13 +52,13 @@ def fast(
     policy: Policy,
     form: str,
     host: str | None,
-    after_twin: Callable[[Result, Policy, str | None], Result | None],
+    after_twin: Callable[[Result, Policy, str | None], Result | None] | None,
 ) -> Result | None:
     """``target`` canonicalized by the twin or found already canonical; None: not here.
 
     ``after_twin`` runs the query rules the twin leaves out (the driver's own steps; ``host``
     is where an origin-form target was sent), or says (None) that the reference must run
-    instead."""
+    instead; without it (`canonical_already`) the twin is not asked."""
     global _last
     last = _last
     if last is not None and last[0] is policy:
@@ -67,19 +67,11 @@ def fast(
         d = derived(policy)
         _last = (policy, d)
     twin = compiled.twin
-    if twin is not None and d.twin >= 0:
+    if twin is not None and after_twin is not None and d.twin >= 0:
         result = twin(target, d.twin, form)
         if result is not None:
             return after_twin(result, policy, host) if d.query_rules else result
-    return _canonical_already(target, d, form)
-
-
-def canonical_already(target: str, policy: Policy, form: str) -> Result | None:
-    """``target`` unchanged when the fast path's patterns find it already canonical."""
-    return _canonical_already(target, derived(policy), form)
-
-
-def _canonical_already(target: str, d: Derived, form: str) -> Result | None:
+    # Already canonical (in line: a call of its own would cost the pure driver one per target).
     # A canonical target is ASCII (§2.5: every other character is escaped); dot segments, and
     # path parameters drop-params may drop, take the full path.
     if target.isascii() and "/." not in target and not (d.path_params and ";" in target):
@@ -90,6 +82,11 @@ def _canonical_already(target: str, d: Derived, form: str) -> Result | None:
         elif (form == "auto" or form == "absolute") and d.absolute(target):
             return Result(target, target)
     return None
+
+
+def canonical_already(target: str, policy: Policy, form: str) -> Result | None:
+    """``target`` unchanged when the fast path's patterns find it already canonical."""
+    return fast(target, policy, form, None, None)
 
 
 def entry(

@@ -223,6 +223,7 @@ def _never(text: str) -> None:
 _QUIET_HOST = re.compile(f"{LDH_LOWER_HOST.replace('a-z', 'A-Za-z')}|{IPV4_ADDRESS}").fullmatch
 # Most calls reuse one policy: its plan without hashing it (`_Canonicalizer` reads it inline).
 _last_plan: tuple[Policy, _Plan] | None = None
+_edits = rules.Edits.__init__  # a global: quicker to call than through the module and class
 
 
 def _plan_of(policy: Policy) -> _Plan:
@@ -251,13 +252,11 @@ class _Canonicalizer(rules.Edits):
         "scheme",
         "start",
         "steps",
-        "target",
     )
 
     def __init__(self, policy: Policy, target: str, sent_to: str | None = None) -> None:
         self.policy = policy
-        self.target = target
-        rules.Edits.__init__(self, policy.strict, target)
+        _edits(self, policy.strict, target)  # ``text``: the target
         self.findings: detect.Findings = {}
         last = _last_plan
         plan = last[1] if last is not None and last[0] is policy else _plan_of(policy)
@@ -312,7 +311,7 @@ class _Canonicalizer(rules.Edits):
         ) = parts
         self.form = form
         if form == "asterisk":
-            return Result(self.target, self.target)
+            return Result(self.text, self.text)
         authority_only = form == "authority-only"
         # The scheme split found starts with a letter (§3.1): lowercase when nothing is upper
         # (which is why lowercase-scheme has no search of its own in _NEEDS), as most are.
@@ -320,12 +319,16 @@ class _Canonicalizer(rules.Edits):
             # Its one step (_lowercase_scheme), without a walk.
             scheme = rules.lowercase_scheme(scheme, scheme_at, self)
         self.scheme = scheme
-        out: list[str] = [scheme, ":"] if scheme is not None and not authority_only else []
-        if host is not None:
+        out: list[str]
+        if host is None:
+            out = [scheme, ":"] if scheme is not None and not authority_only else []
+        else:
             # The authority, in line: a method of its own would cost a call on most targets.
             self.has_authority = True
-            if form != "authority" and not authority_only:
-                out.append("//")
+            if authority_only or form == "authority":  # the authority alone, and no scheme
+                out = []
+            else:
+                out = ["//"] if scheme is None else [scheme, "://"]
             if userinfo is not None:
                 userinfo = self.userinfo_part(userinfo, userinfo_at)
                 if userinfo is not None:
@@ -351,7 +354,7 @@ class _Canonicalizer(rules.Edits):
         findings = detect.freeze(self.findings) if self.findings else ()  # most targets have none
         # Result's own __new__ is Python code: tuple.__new__ builds the same value faster.
         edits = tuple(self.done) if self.afters is None else self.freeze()  # no open run: as is
-        return _new(Result, (self.target, url, edits, findings))
+        return _new(Result, (self.text, url, edits, findings))
 
     # --- components, in output order: each takes its text and its offset in the input
 
@@ -414,9 +417,9 @@ class _Canonicalizer(rules.Edits):
 
     def path_part(self, text: str, start: int) -> str:
         relative = (
-            self.form != "origin"
+            not self.has_authority
             and self.scheme is None
-            and not self.has_authority
+            and self.form != "origin"
             and text[:1] != "/"
         )
         dotted = detect.path(text, start, not relative, self.findings)

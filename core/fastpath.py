@@ -27,9 +27,13 @@ def fast_patterns(
     # With merge-slashes: segments each ended by one "/", after the pattern's own leading "/".
     # Unambiguous and possessive, so a refused target fails in linear time; the former
     # "(?:/?[pchar]+)*/?" backtracked 2^n ways on "/aaa…a%" and also let "http://h//a" through.
-    path = f"(?:[{_PCHAR}]++/)*+[{_PCHAR}]*+" if "merge-slashes" in rules else f"[{_PCHAR}/]*"
-    query = "" if query_rules else f"(?:\\?[{_PCHAR}/?]*)?"
-    fragment = "" if "strip-fragment" in rules else f"(?:#[{_PCHAR}/?]*)?"
+    # Every run is possessive: the path's class holds no "?" or "#", the query's no "#", so
+    # giving characters back never helps, and a target refused at an escape in its path fails
+    # there, without trying the query and fragment at every shorter path first.
+    path = f"(?:[{_PCHAR}]++/)*+[{_PCHAR}]*+" if "merge-slashes" in rules else f"[{_PCHAR}/]*+"
+    # An optional part as "(?:x|)": a branch, one step of the regex engine where "?" loops.
+    query = "" if query_rules else f"(?:\\?[{_PCHAR}/?]*+|)"
+    fragment = "" if "strip-fragment" in rules else f"(?:#[{_PCHAR}/?]*+|)"
     absolute = re.compile(f"(?:https?|wss?)://{_HOST}/{path}{query}{fragment}")
     origin = re.compile(f"/(?!/){path}{query}{fragment}")
     return absolute, origin
