@@ -201,6 +201,7 @@ def encode_non_ascii(text: str) -> str:
 
 
 _NOT_FOUND = ("", "")
+_RUNS, _RUN_LENGTH = 1024, 12  # runs of escapes `Scanner.rewrites` keeps: how many, how long
 # The groups of `Scanner.changes`, by number.
 _ESCAPE, _STRAY, _ASCII, _WIDE = 1, 2, 3, 4
 _GROUPS = {"escape": _ESCAPE, "stray": _STRAY, "ascii": _ASCII, "wide": _WIDE}
@@ -216,7 +217,16 @@ class Scanner:
     between is copied as it is.  It fails where only unchanged text is left.
     """
 
-    __slots__ = ("clean", "component", "escapes", "kept", "next_change", "rewrites", "single")
+    __slots__ = (
+        "clean",
+        "component",
+        "escapes",
+        "kept",
+        "next_change",
+        "rewrites",
+        "runs_left",
+        "single",
+    )
 
     def __init__(
         self,
@@ -281,8 +291,12 @@ class Scanner:
         )
         assert changes.groupindex == _GROUPS  # scan reads the groups by number
         self.next_change = changes.match
-        # The same table keyed by the escape itself ("%7e"): the piece a match found.
+        # The same table keyed by the escape itself ("%7e"): the piece a match found.  Runs of
+        # escapes that one rule rewrites ("%2e%2E" -> "..") join it as `_escape_run` meets
+        # them, up to _RUNS of them of at most _RUN_LENGTH: a run seen before is then one
+        # lookup, as a single escape is.
         self.rewrites = {"%" + pair: hit for pair, hit in self.escapes.items()}
+        self.runs_left = _RUNS
 
     def unit(self, without: str = "") -> str:
         """A regex of one unit of text that no character rule changes here: a run of allowed
@@ -308,11 +322,12 @@ class Scanner:
             m = next_change(text, end)
             piece = text[at:end]
             if kind == _ESCAPE:
-                if end - at > 3:  # a run of escapes: it records its own edits
+                hit = self.rewrites.get(piece)
+                if hit is None:  # a run of escapes not met before: it records its own edits
                     out += (text[pos:at], self._escape_run(text, at, end, start, edits))
                     pos = end
                     continue
-                new, rule = self.rewrites[piece]
+                new, rule = hit
                 if not new:
                     raise InvalidTarget(
                         rule, comp, start + at, f"escaped slash {piece} in the path"
@@ -356,8 +371,13 @@ class Scanner:
             out.append(new)
         after = "".join(out)  # the run's; the last stretch's too when it is the whole run
         before = text[first:end] if end - first == 3 else edits.text[start + first : start + end]
-        last = "".join(out[done:]) if done else after
-        edits.add(rule, comp, start + first, start + end, before, last)
+        if done:
+            edits.add(rule, comp, start + first, start + end, before, "".join(out[done:]))
+        else:  # one rule: next time, one lookup (an escaped slash refused never gets here)
+            edits.add(rule, comp, start + at, start + end, before, after)
+            if self.runs_left > 0 and end - at <= _RUN_LENGTH:
+                self.runs_left -= 1
+                self.rewrites[text[at:end]] = (after, rule)
         return after
 
 

@@ -558,6 +558,27 @@ def test_a_run_of_one_rule_is_one_edit(unit: str, rule: str, after: str, compone
     assert edit.after == after * 1000
 
 
+@pytest.mark.parametrize(
+    "run",
+    ["%2e%2E", "%41%42%43", "%2f%2F", "%61%2e", "%3c%3c%3c%3c", "%41%3c", "%41%42%43%44%45"],
+)
+@pytest.mark.parametrize("component", ["host", "path", "query"])
+def test_a_run_of_escapes_met_again_is_said_as_the_first_time(run: str, component: str) -> None:
+    """`Scanner` keeps runs of escapes of one rule it has met (a lookup the next time): the
+    result, edits included, is the same whether the run is new to it or kept, at any offset."""
+    policy = Policy.profile("crawler")
+    scanner = rules.scanner(component, slash="decode")
+    head = {"host": "", "path": "/a", "query": "?a"}[component]
+    for text in (head + run + "b", head + "x" + run, head + run + "-" + run):
+        fresh = rules.Scanner(component, rules.charsets.UNRESERVED, "decode")
+        seen = [scanner.scan(text, 7, edits := rules.Edits(False, "#" * 7 + text)), edits.freeze()]
+        new = [fresh.scan(text, 7, edits := rules.Edits(False, "#" * 7 + text)), edits.freeze()]
+        assert seen == new
+        assert [scanner.scan(text, 7, e := rules.Edits(False, "#" * 7 + text)), e.freeze()] == seen
+    target = "http://h/x" + run + "?" + run + "#" + run
+    assert canonicalize(target, policy) == canonicalize(target, policy)
+
+
 def test_runs_of_different_rules_stay_apart() -> None:
     """Each rewrite is still said, with its own rule: alternating rules make one edit each."""
     target = "/" + "\x01%" * 3 + "%00%0d" * 2
