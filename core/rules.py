@@ -201,7 +201,7 @@ def encode_non_ascii(text: str) -> str:
 
 
 _NOT_FOUND = ("", "")
-_RUNS, _RUN_LENGTH = 1024, 12  # runs of escapes `Scanner.rewrites` keeps: how many, how long
+_RUNS, _RUN_LENGTH = 1024, 12  # runs a `Scanner` keeps (`rewrites`, `single`): how many, how long
 # The groups of `Scanner.changes`, by number.
 _ESCAPE, _STRAY, _ASCII, _WIDE = 1, 2, 3, 4
 _GROUPS = {"escape": _ESCAPE, "stray": _STRAY, "ascii": _ASCII, "wide": _WIDE}
@@ -255,6 +255,7 @@ class Scanner:
                 else:
                     self.escapes[pair] = _NOT_FOUND
         # A disallowed ASCII character alone is common in hostile input: its escape from a table.
+        # Runs of characters to escape, ASCII or not ("é"), join it as `_encoded` meets them.
         self.single = {
             chr(c): pct(c)
             for c in range(128)
@@ -338,11 +339,11 @@ class Scanner:
                     edits.repair(rule, comp, start + at, "'%' that starts no escape")
             elif kind == _ASCII:
                 rule = "encode-unsafe"
-                new = self.single.get(piece) or "".join(self.single[c] for c in piece)
+                new = self.single.get(piece) or self._encoded(piece)
                 if strict:
                     edits.repair(rule, comp, start + at, f"character {piece[0]!r} not allowed")
             else:
-                rule, new = "encode-non-ascii", encode_non_ascii(piece)
+                rule, new = "encode-non-ascii", self.single.get(piece) or self._encoded(piece)
                 if strict:
                     edits.repair(rule, comp, start + at, "non-ASCII character")
             out += (text[pos:at], new)
@@ -350,6 +351,15 @@ class Scanner:
             edits.add(rule, comp, start + at, start + end, piece, new)
         out.append(text[pos:])
         return "".join(out)
+
+    def _encoded(self, piece: str) -> str:
+        """A run of characters to escape, met for the first time: its escapes (§2.5: the UTF-8
+        octets of each), kept in `single` for the next time while room is left."""
+        new = encode_non_ascii(piece)  # ASCII characters: their one octet each, as `pct`
+        if self.runs_left > 0 and len(piece) <= _RUN_LENGTH:
+            self.runs_left -= 1
+            self.single[piece] = new
+        return new
 
     def _escape_run(self, text: str, at: int, end: int, start: int, edits: Edits) -> str:
         """A run of escapes the table rewrites, ``text[at:end]``: one `Edits.add` per stretch of

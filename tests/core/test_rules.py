@@ -560,12 +560,16 @@ def test_a_run_of_one_rule_is_one_edit(unit: str, rule: str, after: str, compone
 
 @pytest.mark.parametrize(
     "run",
-    ["%2e%2E", "%41%42%43", "%2f%2F", "%61%2e", "%3c%3c%3c%3c", "%41%3c", "%41%42%43%44%45"],
+    [
+        *("%2e%2E", "%41%42%43", "%2f%2F", "%61%2e", "%3c%3c%3c%3c", "%41%3c", "%41%42%43%44%45"),
+        *("é", "éé", " <", "\udcff", "é\x01"),  # runs of characters to escape, kept likewise
+    ],
 )
 @pytest.mark.parametrize("component", ["host", "path", "query"])
 def test_a_run_of_escapes_met_again_is_said_as_the_first_time(run: str, component: str) -> None:
-    """`Scanner` keeps runs of escapes of one rule it has met (a lookup the next time): the
-    result, edits included, is the same whether the run is new to it or kept, at any offset."""
+    """`Scanner` keeps runs of escapes of one rule, and of characters to escape, that it has met
+    (a lookup the next time): the result, edits included, is the same whether the run is new to
+    it or kept, at any offset."""
     policy = Policy.profile("crawler")
     scanner = rules.scanner(component, slash="decode")
     head = {"host": "", "path": "/a", "query": "?a"}[component]
