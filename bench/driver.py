@@ -1,6 +1,6 @@
 """The pure-Python driver against an earlier commit's, on the same dirty URLs (issue #13).
 
-    .venv/bin/python bench/driver.py [--base 4e0e2b8] [--urls 10000] [--rounds 7]
+    .venv/bin/python bench/driver.py [--base 4e0e2b8] [--urls 10000] [--turns 6] [--rounds 4]
                                      [--corpus-dir ../shared/data] [--no-count]
 
 Issue #13 asks the driver (what runs without a C compiler) to be twice as fast on dirty URLs as
@@ -10,7 +10,9 @@ a process of its own that imports its own code: the base commit is checked out w
 ``git worktree`` into a temporary directory, and each tree is imported through symbolic links
 laid out as pyproject.toml's ``package-dir`` installs it.  Two measures:
 
-- microseconds per URL by the clock: the best of ``--rounds`` passes, the drivers in turn;
+- microseconds per URL by the clock: the best pass of all, each process timing ``--rounds``
+  passes, the drivers' processes in turn ``--turns`` times (a shared machine's speed drifts by
+  tens of percent within a minute: many short turns give both drivers its quiet moments);
 - instructions per URL under callgrind (when valgrind is installed; ``--no-count`` skips it):
   a run that canonicalizes every URL twice less one that does it once, so that start-up and a
   policy's first-call work (compiling its scanners) cancel out.  Deterministic with
@@ -98,7 +100,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", default="4e0e2b8", help="the commit to compare with")
     parser.add_argument("--urls", type=int, default=10_000)
-    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--turns", type=int, default=6)
+    parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--corpus-dir", type=Path, default=ROOT.parent / "shared" / "data")
     parser.add_argument("--no-count", action="store_true", help="skip callgrind")
     args = parser.parse_args()
@@ -116,16 +119,18 @@ def main() -> int:
         try:
             trees = {f"{args.base} (base)": farm(base, work / "farm-base")}
             trees["this tree"] = farm(ROOT, work / "farm-here")
-            report(trees, work / "urls.json", len(urls), args.rounds, count)
+            report(trees, work / "urls.json", len(urls), args.turns, args.rounds, count)
         finally:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base)])
     return 0
 
 
-def report(trees: dict[str, Path], urls: Path, n: int, rounds: int, count: bool) -> None:
+def report(
+    trees: dict[str, Path], urls: Path, n: int, turns: int, rounds: int, count: bool
+) -> None:
     print(f"Python {sys.version.split()[0]}, {n} dirty URLs, the compiled twin set aside")
     clock = {name: float("inf") for name in trees}
-    for _ in range(3):  # the drivers in turn, three times: drift of the machine hits both
+    for _ in range(turns):  # the drivers in turn: drift of the machine hits both
         for name, path in trees.items():
             clock[name] = min(clock[name], float(run(path, str(urls), "clock", str(rounds))))
     counted = {name: instructions(path, urls, n) for name, path in trees.items()} if count else {}
