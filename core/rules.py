@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from functools import lru_cache
+from typing import TypeVar
 
 import idna
 
@@ -201,6 +202,7 @@ def encode_non_ascii(text: str) -> str:
 
 
 _NOT_FOUND = ("", "")
+_T = TypeVar("_T")
 _RUNS, _RUN_LENGTH = 1024, 12  # runs a `Scanner` keeps (`rewrites`, `single`): how many, how long
 # The groups of `Scanner.changes`, by number.
 _ESCAPE, _STRAY, _ASCII, _WIDE = 1, 2, 3, 4
@@ -356,10 +358,15 @@ class Scanner:
         """A run of characters to escape, met for the first time: its escapes (§2.5: the UTF-8
         octets of each), kept in `single` for the next time while room is left."""
         new = encode_non_ascii(piece)  # ASCII characters: their one octet each, as `pct`
-        if self.runs_left > 0 and len(piece) <= _RUN_LENGTH:
-            self.runs_left -= 1
-            self.single[piece] = new
+        self._keep(self.single, piece, new)
         return new
+
+    def _keep(self, table: dict[str, _T], run: str, value: _T) -> None:
+        """``run`` joins ``table`` while the budget lasts (_RUNS runs of at most _RUN_LENGTH
+        characters, both tables together): hostile input cannot grow it without bound."""
+        if self.runs_left > 0 and len(run) <= _RUN_LENGTH:
+            self.runs_left -= 1
+            table[run] = value
 
     def _escape_run(self, text: str, at: int, end: int, start: int, edits: Edits) -> str:
         """A run of escapes the table rewrites, ``text[at:end]``: one `Edits.add` per stretch of
@@ -385,9 +392,7 @@ class Scanner:
             edits.add(rule, comp, start + first, start + end, before, "".join(out[done:]))
         else:  # one rule: next time, one lookup (an escaped slash refused never gets here)
             edits.add(rule, comp, start + at, start + end, before, after)
-            if self.runs_left > 0 and end - at <= _RUN_LENGTH:
-                self.runs_left -= 1
-                self.rewrites[text[at:end]] = (after, rule)
+            self._keep(self.rewrites, text[at:end], (after, rule))
         return after
 
 
