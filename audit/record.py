@@ -85,10 +85,13 @@ def limit_text(record: dict[str, Any]) -> dict[str, Any]:
 
 
 def rfc3339(seconds: float) -> str:
-    """``seconds`` since the epoch as the record's ``ts``: RFC 3339 UTC, milliseconds."""
-    whole = int(seconds // 1)
-    millis = min(int((seconds - whole) * 1000), 999)
-    return f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(whole))}.{millis:03d}Z"
+    """``seconds`` since the epoch as the record's ``ts``: RFC 3339 UTC, milliseconds.
+
+    Rounded to the microsecond first, as `datetime.fromtimestamp` rounds (and so a HAR export's
+    ``startedDateTime``), then cut to the millisecond: a flow's 35.4459999 s and its HAR entry's
+    35.446000 s are one time, not 35.445 and 35.446."""
+    whole, micros = divmod(round(seconds * 1_000_000), 1_000_000)
+    return f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(whole))}.{micros // 1000:03d}Z"
 
 
 def parse_time(value: Any) -> datetime | None:

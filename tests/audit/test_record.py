@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 from hypothesis import example, given
@@ -84,6 +85,12 @@ def test_rfc3339_and_address() -> None:
     assert record.rfc3339(1795323478.1979) == "2026-11-22T04:57:58.197Z"
     assert record.rfc3339(1795323478.0) == "2026-11-22T04:57:58.000Z"
     assert record.rfc3339(1795323478.9999) == "2026-11-22T04:57:58.999Z"
+    # A flow's float a hair below a millisecond, and the same time as a HAR export writes it
+    # (datetime rounds to the microsecond): one ts, as the flow and HAR audits must agree.
+    har = datetime.fromtimestamp(1795556015.4459999, UTC).isoformat()
+    assert har == "2026-11-24T21:33:35.446000+00:00"
+    assert record.rfc3339(1795556015.4459999) == "2026-11-24T21:33:35.446Z"
+    assert record.rfc3339(datetime.fromisoformat(har).timestamp()) == "2026-11-24T21:33:35.446Z"
     assert record.address(("192.0.2.1", 80)) == "192.0.2.1:80"
     assert record.address(("::1", 443, 0, 0)) == "[::1]:443"
     assert record.address(None) == ""
