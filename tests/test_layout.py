@@ -81,7 +81,7 @@ def test_imports_inside_the_product_are_relative() -> None:
     absolute = []
     for package, folder in PACKAGE_DIRS.items():
         if package == "urlsan":
-            continue  # the integrations import the public API as a user does
+            continue  # the root package: the integrations import the public API as a user does
         for path in sorted((ROOT / folder).glob("*.py")):
             if path.name == "script.py":
                 continue  # `mitmdump -s addon/script.py` runs it as a file, outside the package
