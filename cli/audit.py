@@ -21,9 +21,12 @@ from ..audit import record, sources
 from ..audit.redact import DEFAULT_REDACT, Redactor
 from ..core import Edit, InvalidTarget, Policy, Result, canonicalize
 from ..core.policy import PROFILES
-from .batch import Progress, input_size, open_output
 from .canon import make_policy
+from .inputs import close_input
+from .output import Output
+from .progress import Progress, input_size
 from .status import EXIT_BAD_LINES, EXIT_OK, EXIT_WRITE_ERROR, OutputError, UsageError
+from .terminal import isatty
 
 _EXAMPLES = 5  # unreadable entries shown by place; the others only counted
 
@@ -80,13 +83,6 @@ def add_parser(sub: Any) -> None:
         "-q", "--quiet", action="store_true", help="no summary on stderr (problems still are)"
     )
     audit.set_defaults(func=cmd_audit)
-
-
-def _isatty(stream: IO[str]) -> bool:
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):
-        return False
 
 
 class Auditor:
@@ -177,53 +173,18 @@ def _open(path: str, fmt: str) -> tuple[IO[bytes], str]:
     try:
         found = sources.detect(stream) if fmt == "auto" else fmt
     except (EOFError, gzip.BadGzipFile) as e:  # a .gz torn or corrupt within its first bytes
-        _close(stream)
+        close_input(stream)
         raise UsageError(f"cannot read {path}: {e}") from None
     if found is None:
-        _close(stream)
+        close_input(stream)
         raise UsageError(
             f"{path}: not a mitmproxy flow file, a HAR file or an access log in the combined "
             "format (use --format to say which)"
         )
     if found == "flows" and importlib.util.find_spec("mitmproxy") is None:
-        _close(stream)
+        close_input(stream)
         raise UsageError(f"{path}: {sources.FLOWS_NEED}")
     return stream, found
-
-
-def _close(stream: IO[bytes]) -> None:
-    if stream is not sys.stdin.buffer:
-        stream.close()  # `open_source` streams close their file, never standard input
-
-
-class _Output:
-    """The records' stream: a failed write is `OutputError` (exit status 4), not a traceback."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        try:
-            self.stream = open_output(path)
-        except OSError as e:
-            raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
-
-    def write(self, data: bytes) -> None:
-        try:
-            self.stream.write(data)
-        except BrokenPipeError:
-            raise  # `urlsan audit x.log | head`: main() ends quietly
-        except OSError as e:
-            raise OutputError(e.strerror or str(e)) from None
-
-    def close(self) -> None:
-        try:
-            if self.stream is sys.stdout.buffer:
-                self.stream.flush()
-            else:
-                self.stream.close()
-        except BrokenPipeError:
-            raise
-        except OSError as e:
-            raise OutputError(e.strerror or str(e)) from None
 
 
 def _audit_file(
@@ -258,7 +219,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     auditor = Auditor(make_policy(args.profile, rules), Redactor.of(names))
     # Every input is opened (and its format found) before anything is written.
     opened = [(path, *_open(path, args.format)) for path in args.files]
-    out = _Output(args.output)
+    out = Output(args.output)
     tally = _Tally()
     err = sys.stderr
     try:
@@ -268,14 +229,14 @@ def cmd_audit(args: argparse.Namespace) -> int:
                 size, position = input_size(
                     cast(IO[bytes], inner) if isinstance(inner, gzip.GzipFile) else stream
                 )
-                enabled = not args.no_progress and _isatty(err)
+                enabled = not args.no_progress and isatty(err)
                 progress = Progress(err, size, position, enabled=enabled)
                 name = "<stdin>" if path == "-" else path
                 try:
                     _audit_file(stream, fmt, name, auditor, out.write, tally, progress)
                 finally:
                     progress.close()
-                    _close(stream)
+                    close_input(stream)  # and the file under a .gz
         finally:
             out.close()
     except OutputError as e:

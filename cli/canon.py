@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import json
 import os
 import sys
@@ -13,8 +11,14 @@ from typing import IO, Any
 
 from ..core import Policy
 from ..core.policy import PROFILES
-from . import batch
-from .batch import Mode, OnError
+from .argtypes import jobs, positive
+from .batch import run_blocks
+from .blocks import Block, Done, Entry
+from .formats import Mode
+from .inputs import MAX_LINE_BYTES, BlockReader, arguments_block, close_input, open_input
+from .output import Output
+from .processor import OnError, Processor
+from .progress import Progress, input_size
 from .status import (
     EXIT_BAD_LINES,
     EXIT_OFFENDERS,
@@ -24,6 +28,8 @@ from .status import (
     OutputError,
     UsageError,
 )
+from .terminal import isatty, shown
+from .workers import WorkerDied
 
 # Bad lines reported one by one on stderr; past this, they are only counted (binary input
 # would otherwise write a line of stderr per line of input).
@@ -95,7 +101,7 @@ def add_parser(sub: Any) -> None:
     )
     canon.add_argument(
         "--max-length",
-        type=_positive,
+        type=positive,
         default=None,
         metavar="BYTES",
         help="lines longer than this are bad lines (default: 65536)",
@@ -103,7 +109,7 @@ def add_parser(sub: Any) -> None:
     canon.add_argument(
         "-j",
         "--jobs",
-        type=_jobs,
+        type=jobs,
         default=1,
         metavar="N",
         help="worker processes (0: one per CPU; default: 1), started only when the input "
@@ -160,26 +166,6 @@ def _policy_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {value}")
-    return value
-
-
-def _jobs(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 (one per CPU) or more: {value}")
-    return value or os.cpu_count() or 1
-
-
 def make_policy(
     profile: str, rules: str, drop: Iterable[str] = (), keep: Iterable[str] = ()
 ) -> Policy:
@@ -204,9 +190,9 @@ def cmd_canon(args: argparse.Namespace) -> int:
     name = {"argv": "argument", "-": "<stdin>"}.get(source, source)
     stream = None if args.urls else _open_input(source)
     try:
-        output = _Output(args.output)
+        output = Output(args.output)
     except BaseException:
-        _close_input(stream)
+        close_input(stream)
         raise
     session = _Session(args, name, output, _progress(args, stream))
     try:
@@ -214,12 +200,12 @@ def cmd_canon(args: argparse.Namespace) -> int:
         session.run(blocks, processor, _jobs_for(args), _read_share(stream))
     except OutputError as e:
         return _fail(f"cannot write {output.shown}: {e}", EXIT_WRITE_ERROR, output)
-    except batch.WorkerDied:
+    except WorkerDied:
         message = "a worker process died (killed, or out of memory): the output is incomplete"
         return _fail(message, EXIT_WORKER_DIED, output)
     finally:
         session.progress.close()
-        _close_input(stream)
+        close_input(stream)
     try:
         output.close()
     except OutputError as e:
@@ -229,36 +215,31 @@ def cmd_canon(args: argparse.Namespace) -> int:
 
 def _open_input(source: str) -> IO[bytes]:
     try:
-        return batch.open_input(source)
+        return open_input(source)
     except OSError as e:
         raise UsageError(f"cannot read {source}: {e.strerror or e}") from None
 
 
-def _close_input(stream: IO[bytes] | None) -> None:
-    if stream is not None and stream is not sys.stdin.buffer:
-        stream.close()
-
-
-def _fail(message: str, status: int, output: _Output) -> int:
+def _fail(message: str, status: int, output: Output) -> int:
     output.abandon()
     sys.stderr.write(f"urlsan canon: error: {message}\n")
     return status
 
 
-def _blocks(args: argparse.Namespace, stream: IO[bytes] | None) -> Iterable[batch.Block]:
+def _blocks(args: argparse.Namespace, stream: IO[bytes] | None) -> Iterable[Block]:
     if stream is None:
-        return [batch.arguments_block(args.urls)]
-    return batch.BlockReader(
+        return [arguments_block(args.urls)]
+    return BlockReader(
         stream,
         sep=b"\0" if args.null else b"\n",
-        max_bytes=args.max_length or batch.MAX_LINE_BYTES,
+        max_bytes=args.max_length or MAX_LINE_BYTES,
         per_line=args.line_buffered,
     )
 
 
 def _read_share(stream: IO[bytes] | None) -> Callable[[], float] | None:
     """How much of the input file has been read, when that can be known."""
-    size, position = batch.input_size(stream) if stream is not None else (None, None)
+    size, position = input_size(stream) if stream is not None else (None, None)
     if size is None or position is None:
         return None
     return lambda: position() / size
@@ -270,14 +251,14 @@ def _mode(args: argparse.Namespace) -> Mode:
     return Mode.JSON if args.json else Mode.DIFF if args.diff else Mode.URL
 
 
-def _processor(args: argparse.Namespace, policy: Policy, name: str) -> batch.Processor:
-    return batch.Processor(
+def _processor(args: argparse.Namespace, policy: Policy, name: str) -> Processor:
+    return Processor(
         policy,
         mode=_mode(args),
         form=args.form,
         on_error=OnError(args.on_error),
         dedupe=args.dedupe,
-        max_bytes=args.max_length or batch.MAX_LINE_BYTES,
+        max_bytes=args.max_length or MAX_LINE_BYTES,
         sep=b"\0" if args.null else b"\n",
         name=name,
         colors=_colors(args),
@@ -293,68 +274,21 @@ def _colors(args: argparse.Namespace) -> bool:
     if args.color != "auto":
         return bool(args.color == "always")
     return bool(
-        args.diff and args.output == "-" and _isatty(sys.stdout) and "NO_COLOR" not in os.environ
+        args.diff and args.output == "-" and isatty(sys.stdout) and "NO_COLOR" not in os.environ
     )
 
 
-def _progress(args: argparse.Namespace, stream: IO[bytes] | None) -> batch.Progress:
-    size, position = batch.input_size(stream) if stream is not None else (None, None)
-    enabled = stream is not None and not args.no_progress and _isatty(sys.stderr)
-    return batch.Progress(sys.stderr, size, position, enabled=enabled)
-
-
-class _Output:
-    """The output stream; a failed write becomes `OutputError` (a broken pipe stays itself:
-    main turns it into status 141)."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.shown = "standard output" if path == "-" else path
-        self.to_stdout = path == "-"
-        try:
-            self.stream = batch.open_output(path)
-        except OSError as e:
-            raise UsageError(f"cannot write {path}: {e.strerror or e}") from None
-
-    def write(self, data: bytes) -> None:
-        if data:
-            self._do(self.stream.write, data)
-
-    def flush(self) -> None:
-        self._do(self.stream.flush)
-
-    def close(self) -> None:
-        self._do(self.stream.flush if self.to_stdout else self.stream.close)
-
-    def _do(self, action: Any, *data: bytes) -> None:
-        try:
-            action(*data)
-        except BrokenPipeError:
-            raise
-        except OSError as e:
-            raise OutputError(e.strerror or str(e)) from None
-
-    def abandon(self) -> None:
-        """Give up on the output without a second error: what is still buffered is dropped
-        (for standard output, at exit too: fd 1 then points to /dev/null)."""
-        if self.to_stdout:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            try:
-                os.dup2(devnull, self.stream.fileno())
-            except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
-                pass
-            finally:
-                os.close(devnull)
-            return
-        with contextlib.suppress(OSError):
-            self.stream.close()
+def _progress(args: argparse.Namespace, stream: IO[bytes] | None) -> Progress:
+    size, position = input_size(stream) if stream is not None else (None, None)
+    enabled = stream is not None and not args.no_progress and isatty(sys.stderr)
+    return Progress(sys.stderr, size, position, enabled=enabled)
 
 
 class _Session:
     """One run of `urlsan canon`: writes each processed block, reports bad lines, counts."""
 
     def __init__(
-        self, args: argparse.Namespace, name: str, output: _Output, progress: batch.Progress
+        self, args: argparse.Namespace, name: str, output: Output, progress: Progress
     ) -> None:
         self.args, self.name, self.output, self.progress = args, name, output, progress
         self.on_error = OnError(args.on_error)
@@ -366,12 +300,12 @@ class _Session:
 
     def run(
         self,
-        blocks: Iterable[batch.Block],
-        processor: batch.Processor,
+        blocks: Iterable[Block],
+        processor: Processor,
         jobs: int,
         read_share: Callable[[], float] | None,
     ) -> None:
-        for block, done in batch.run_blocks(blocks, processor, jobs, read_share):
+        for block, done in run_blocks(blocks, processor, jobs, read_share):
             self.total += done.lines
             self.valid += done.valid
             self.changed += done.changed
@@ -385,7 +319,7 @@ class _Session:
                 self.output.flush()
             self.progress.update(self.total)
 
-    def _pieces(self, done: batch.Done) -> None:
+    def _pieces(self, done: Done) -> None:
         if self.checking:
             self.offenders += done.changed
         write = self.output.write
@@ -394,7 +328,7 @@ class _Session:
             self._bad_line(number, reason)
             write(piece)
 
-    def _entries(self, entries: Sequence[batch.Entry]) -> None:
+    def _entries(self, entries: Sequence[Entry]) -> None:
         out: list[bytes] = []
         for e in entries:
             if e.key is None:
@@ -415,11 +349,11 @@ class _Session:
                 out.append(self._duplicate(e, first))
         self.output.write(b"".join(out))
 
-    def _duplicate(self, e: batch.Entry, first: int) -> bytes:
+    def _duplicate(self, e: Entry, first: int) -> bytes:
         if self.args.json:
             obj = {**json.loads(e.shown), "duplicate_of": first}
             return json.dumps(obj, ensure_ascii=False).encode("utf-8", "surrogateescape") + b"\n"
-        line = f"{self.name}:{e.number}: duplicate of line {first}: {batch.shown(e.shown)}\n"
+        line = f"{self.name}:{e.number}: duplicate of line {first}: {shown(e.shown)}\n"
         return line.encode("utf-8", "surrogateescape")
 
     def _bad_line(self, number: int, reason: str) -> None:
@@ -466,10 +400,3 @@ class _Session:
             fate = "skipped" if skipped else "passed through"
             summary.append(f"{self.bad:,} bad line{'s' * (self.bad != 1)} {fate}")
         return summary
-
-
-def _isatty(stream: IO[str]) -> bool:
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):
-        return False

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..audit import report
 from ..audit.sources import open_source
-from .canon import _positive
+from .argtypes import positive
 from .status import EXIT_BAD_LINES, EXIT_OK, UsageError
 
 
@@ -30,7 +30,7 @@ def add_parser(sub: Any) -> None:
     )
     report.add_argument(
         "--top",
-        type=_positive,
+        type=positive,
         default=10,
         metavar="N",
         help="rows in the host, client and finding tables (default: 10)",

@@ -23,8 +23,13 @@ import pytest
 from cli_harness import URLSAN, RunUrlsan, worker_pids
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from urlsan.cli import batch
-from urlsan.cli.batch import Block, BlockReader, Mode, OnError, Processor, Progress, run_blocks
+from urlsan.cli import batch, inputs, spans, workers
+from urlsan.cli.batch import run_blocks
+from urlsan.cli.blocks import Block, Done
+from urlsan.cli.formats import Mode
+from urlsan.cli.inputs import BlockReader
+from urlsan.cli.processor import OnError, Processor
+from urlsan.cli.progress import Progress
 from urlsan.cli.status import EXIT_BAD_LINES, EXIT_WORKER_DIED
 from urlsan.core import Policy, canonicalize
 
@@ -177,7 +182,7 @@ def test_spans_read_each_line_once_as_the_reader_does(
     sizes: list[int],
     sep: bytes,
 ) -> None:
-    """Workers read a file in spans (`batch.read_span`): every line is read by exactly one
+    """Workers read a file in spans (`spans.read_span`): every line is read by exactly one
     span, the one it starts in, as `BlockReader` reads it (an over-long line cut alike)."""
     head = b"first" + sep  # spans start after the first block, never at 0
     data = head + sep.join(lines) + (sep if last_sep else b"")
@@ -189,9 +194,9 @@ def test_spans_read_each_line_once_as_the_reader_does(
         for size in itertools.cycle(sizes):
             if start >= len(data):
                 break
-            got.append(batch.read_span(fd, start, min(start + size, len(data)), sep, 20))
+            got.append(spans.read_span(fd, start, min(start + size, len(data)), sep, 20))
             start += size
-        assert batch.line_start(fd, len(data), sep) == len(data)  # where more would start
+        assert spans.line_start(fd, len(data), sep) == len(data)  # where more would start
     finally:
         os.close(fd)
     joined = b"".join(got)
@@ -204,30 +209,29 @@ def test_line_start_skips_to_the_next_line(tmp_path: Path) -> None:
     path.write_bytes(b"ab\ncd\nef")
     fd = os.open(path, os.O_RDONLY)
     try:
-        starts = [batch.line_start(fd, offset, b"\n") for offset in range(1, 9)]
+        starts = [spans.line_start(fd, offset, b"\n") for offset in range(1, 9)]
     finally:
         os.close(fd)
     assert starts == [3, 3, 3, 6, 6, 6, 8, 8]  # 8: the end (the last line has no newline)
 
 
-def test_spans_read_on_when_the_file_grows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_spans_read_on_when_the_file_grows(tmp_path: Path) -> None:
     """Lines added to the file while workers read it are read too, as one process would."""
-    monkeypatch.setattr(batch, "POOL_BLOCK_BYTES", 100)
     path = tmp_path / "f"
     path.write_bytes(b"".join(b"http://h/%d\n" % i for i in range(100)))
     with path.open("rb") as stream:
         reader = BlockReader(stream, size=64)
         blocks = iter(reader)
         first = next(blocks)
-        spans = batch.file_spans(reader)
-        assert spans is not None
-        taken = [next(spans) for _ in range(3)]
+        found = spans.file_spans(reader, 100)
+        assert found is not None
+        taken = [next(found) for _ in range(3)]
         assert all(b.span is not None and b.first == 0 for b in taken)
         with path.open("ab") as more:
             more.write(b"http://h/new\n")
-        rest = list(spans)
+        rest = list(found)
         read = first.data + b"".join(
-            batch.read_span(*b.span, b"\n", 100) if b.span else b.data for b in [*taken, *rest]
+            spans.read_span(*b.span, b"\n", 100) if b.span else b.data for b in [*taken, *rest]
         )
     assert read.split(b"\n")[-3:] == [b"http://h/99", b"http://h/new", b""]
     assert len(read.split(b"\n")) == 102
@@ -240,24 +244,24 @@ def test_no_spans_of_a_pipe_or_gzip(tmp_path: Path) -> None:
     with os.fdopen(read_end, "rb") as stream:
         reader = BlockReader(stream, size=64)
         next(iter(reader))
-        assert batch.file_spans(reader) is None
+        assert spans.file_spans(reader, 100) is None
     path = tmp_path / "f.gz"
     path.write_bytes(gzip.compress(b"http://a/\n" * 20))
-    with batch.open_input(str(path)) as stream:
+    with inputs.open_input(str(path)) as stream:
         reader = BlockReader(stream, size=64)
         next(iter(reader))
-        assert batch.file_spans(reader) is None
+        assert spans.file_spans(reader, 100) is None
     # Buffered again, a gzip stream still answers fileno() with the compressed file's.
     with io.BufferedReader(gzip.GzipFile(path)) as stream:  # type: ignore[arg-type]
         reader = BlockReader(stream, size=64)
         next(iter(reader))
-        assert batch.file_spans(reader) is None
+        assert spans.file_spans(reader, 100) is None
 
 
 def test_closing_a_gzip_input_closes_its_file(tmp_path: Path) -> None:
     path = tmp_path / "f.gz"
     path.write_bytes(gzip.compress(b"http://a/\n"))
-    stream = batch.open_input(str(path))
+    stream = inputs.open_input(str(path))
     compressed = cast(gzip.GzipFile, stream).fileobj
     assert stream.read() == b"http://a/\n" and compressed is not None
     stream.close()
@@ -388,12 +392,12 @@ def test_workers_reading_spans_number_lines_as_one_process(
     numbers of the bad lines, as one process gives them."""
     urls = tmp_path / "urls.txt"
     _messy_file(urls, 12_000)
-    spans: list[bool] = []
+    spanned: list[bool] = []
     saved = batch.file_spans, batch.POOL_BLOCK_BYTES
 
-    def file_spans(reader: BlockReader) -> Iterator[Block] | None:
-        found = saved[0](reader)
-        spans.append(found is not None)
+    def file_spans(reader: BlockReader, size: int) -> Iterator[Block] | None:
+        found = saved[0](reader, size)
+        spanned.append(found is not None)
         return found
 
     # Set by hand: the runner's monkeypatch.undo() would undo a monkeypatch made here.
@@ -406,7 +410,7 @@ def test_workers_reading_spans_number_lines_as_one_process(
             assert [x.split(":")[2] for x in two.err.splitlines()[:2]] == ["11", "11501"]
     finally:
         batch.file_spans, batch.POOL_BLOCK_BYTES = saved
-    assert spans == [True] * 3 and pool_started == [2] * 3
+    assert spanned == [True] * 3 and pool_started == [2] * 3
 
 
 # `urlsan canon` with workers from the second block on, in a process of its own.
@@ -454,7 +458,7 @@ def test_jobs_stop_at_the_first_bad_line_like_one_process(
 
 
 class _FailsAfterTheFirstBlock(Processor):
-    def __call__(self, block: Block) -> batch.Done:
+    def __call__(self, block: Block) -> Done:
         if block.first > 1:
             raise ZeroDivisionError("a bug")
         return super().__call__(block)
@@ -465,18 +469,18 @@ def test_spawned_workers_give_the_output_of_one_process(pool_started: list[int])
     multiprocessing: the same results, in order, and every worker ended after the run."""
     blocks = [Block(b"HTTP://a/%d/./x\n%%zz\n" % i, i * 2 - 1) for i in range(1, 7)]
     one = [done.pieces for _, done in batch.run_blocks(blocks, Processor(Policy()))]
-    saved = batch._START_METHOD, batch._spawn
+    saved = workers.START_METHOD, workers._spawn
     spawned: list[int] = []
 
     def spawn(processor: Processor, others: list[Any]) -> Any:
         spawned.append(1)
         return saved[1](processor, others)
 
-    batch._START_METHOD, batch._spawn = "spawn", spawn
+    workers.START_METHOD, workers._spawn = "spawn", spawn
     try:
         two = [done.pieces for _, done in batch.run_blocks(blocks, Processor(Policy()), jobs=2)]
     finally:
-        batch._START_METHOD, batch._spawn = saved
+        workers.START_METHOD, workers._spawn = saved
     assert two == one and pool_started == [2] and spawned == [1, 1]
     assert one[2] == [b"http://a/3/x\n%25zz\n"]
     assert not worker_pids(os.getpid())
@@ -490,7 +494,7 @@ def test_workers_that_cannot_start_leave_the_run_to_one_process(
     urls = tmp_path / "urls.txt"
     _messy_file(urls, 12_000)
     one = urlsan("canon", "-i", str(urls), "--profile", "strict")
-    saved = batch._fork
+    saved = workers._fork
     forks: list[int] = []
 
     def fork(processor: Processor, others: list[Any]) -> Any:
@@ -499,7 +503,7 @@ def test_workers_that_cannot_start_leave_the_run_to_one_process(
         forks.append(1)
         return saved(processor, others)
 
-    batch._fork = fork
+    workers._fork = fork
     try:
         for mode in ([], ["--diff"]):  # spans read here, and blocks sent by the reader
             forks.clear()
@@ -509,7 +513,7 @@ def test_workers_that_cannot_start_leave_the_run_to_one_process(
             assert two.err.count("cannot start worker processes") == 1
             assert "Traceback" not in two.err
     finally:
-        batch._fork = saved
+        workers._fork = saved
     assert pool_started == [2, 2]
     assert not worker_pids(os.getpid())
 
@@ -575,7 +579,7 @@ def test_a_channel_carries_messages_longer_than_its_pipe() -> None:
     which the pool reports as a dead worker."""
     out_read, out_write = os.pipe()
     in_read, in_write = os.pipe()
-    sender, receiver = batch._Channel(in_read, out_write), batch._Channel(out_read, in_write)
+    sender, receiver = workers._Channel(in_read, out_write), workers._Channel(out_read, in_write)
     big = bytes(range(256)) * (3 * 4096 + 7)  # 3 MiB and a bit
     messages: list[Any] = [("head", 3, None), big, b"", b"x" * 70_000]
     feeder = threading.Thread(
