@@ -21,7 +21,7 @@ PIP := $(PY) -m pip
 VENV_ARGS :=
 endif
 
-.PHONY: install test lint typecheck pytest pytest-pure run dist bench bench-proxy check-all clean
+.PHONY: install test lint typecheck pytest pytest-pure run docs dist bench bench-proxy check-all clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV_ARGS) $(VENV)
@@ -56,6 +56,19 @@ pytest-pure: $(STAMP)
 # Start the sanitizing proxy on 127.0.0.1:8080 with an audit log.
 run: $(RUN_STAMP)
 	$(VENV)/bin/urlsan proxy --set urlsan_log=urlsan-audit.jsonl $(RUN_ARGS)
+
+# The documentation site in site/ (mkdocs.yml): the `docs` extra, the installed shape of the
+# packages as symbolic links in build/docs for the API reference (tools/typecheck.py's
+# link_tree), then a build that fails on any warning, broken link or missing anchor.
+DOCS_STAMP := $(VENV)/.urlsan-docs
+
+$(DOCS_STAMP): $(PY) pyproject.toml setup.py core/_speedups.c
+	$(PIP) install -q -e '.[docs]'
+	@touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	$(PY) -c 'import sys; sys.path.insert(0, "tools"); import typecheck; typecheck.TREE = typecheck.ROOT / "build" / "docs"; typecheck.link_tree()'
+	$(VENV)/bin/mkdocs build --strict --site-dir site
 
 # The release files in dist/: the sdist, and a wheel with the compiled twin repaired to a
 # manylinux tag by auditwheel (needs a C compiler).  .ci/check-dist checks and tests them.
