@@ -1,11 +1,12 @@
 """The urlsan addon: rewrite, audit or reject every request-target, and log each rewrite.
 
 Runs in ``requestheaders``, so that requests with streamed bodies are covered too.  All URL logic
-is `urlsan.core`'s; this module decides what to do with its answer and hands mitmproxy bytes.
+is `urlsan.core`'s, and what a request becomes is `urlsan.addon.decision`'s (which ``urlsan audit``
+asks too); this module applies that outcome to the flow and hands mitmproxy bytes.
 
 Nothing slow runs on mitmproxy's event loop, which serves every client.  A target up to
 ``urlsan_max_inline`` bytes (8 KiB: what browsers and servers accept) is canonicalized inline, in
-microseconds.  A longer one goes to a worker process (`check_target` is pure; a thread would not
+microseconds.  A longer one goes to a worker process (`decision.check` is pure; a thread would not
 do, it would hold the GIL), while the hook hands mitmproxy a coroutine to await, so that other
 flows go on.  One longer than ``urlsan_max_target`` (64 KiB) is not canonicalized at all: it is
 answered ``414 URI Too Long`` in reject mode, and otherwise forwarded unchanged and logged as
@@ -16,13 +17,10 @@ reach the request line).
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import dataclasses
 import functools
 import json
 import logging
 import multiprocessing
-import time
 from collections import Counter
 from collections.abc import Coroutine, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -30,61 +28,41 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any, NamedTuple
 
 from mitmproxy import command, ctx, exceptions, flowfilter, http
-from mitmproxy.net.http import url
 
 from .._about import warn_if_no_twin
 from ..audit import record as audit_record
 from ..audit.log import AuditLog
-from ..audit.record import MAX_EDITS, MAX_TEXT
+from ..audit.record import MAX_TEXT
 from ..audit.redact import DEFAULT_REDACT, Redactor
-from ..core import Edit, Finding, InvalidTarget, Policy
-from .signed import detect_signature, may_carry_signature
-from .target import (
-    MAX_CACHED_HOST,
-    Checked,
-    HostCheck,
-    check_target,
-    edit_rules,
-    host_check,
-    lower_priority,
-    wire_safe,
-)
+from ..core import Policy
+from . import decision
+from .decision import MAX_INLINE, MAX_TARGET, MODES, SIGNED, TOO_LONG, Outcome, Request
+from .target import Checked, lower_priority, wire_safe
+
+__all__ = ["MODES", "SIGNED", "Settings", "UrlSanitizer", "parse_settings"]
 
 logger = logging.getLogger(__name__)
-
-MODES: tuple[str, ...] = ("rewrite", "audit", "reject", "redirect")
-SIGNED: tuple[str, ...] = ("skip", "rewrite")
-REDIRECT_METHODS = frozenset({b"GET", b"HEAD"})
-MAX_INLINE = 8 * 1024  # urlsan_max_inline's default, bytes
-# urlsan_max_target's default, bytes: eight times the request line nginx (8 KiB) and Apache
-# (8,190 bytes) accept by default, so real targets are canonicalized; a longer one is hostile or
-# broken, and its canonical form (up to three times as long) would cost the event loop to forward.
-MAX_TARGET = 64 * 1024
-TOO_LONG = "urlsan_max_target"  # rejected_by, for a target refused for its length alone
 
 _MARKS = {"rejected": ":no_entry:", "skipped-signed": ":warning:", "skipped-oversize": ":warning:"}
 _LOGGED_TARGET = 200  # bytes of a target quoted in an error message
 
 
 class Settings(NamedTuple):
-    """The addon's configuration, parsed from its options in one go."""
+    """The addon's configuration, parsed from its options in one go: the decision's
+    (`urlsan.addon.decision.Settings`), and what only a live proxy has."""
 
-    mode: str
-    policy: Policy
-    strict: Policy  # the policy reject mode checks with: nothing repaired, invalid raises
-    strict_fragment: Policy  # the same, keeping the fragment, so that it is checked too
-    lenient: Policy  # never raises: the findings of a target the others refused
+    decision: decision.Settings
     filter: flowfilter.TFilter | None
     redactor: Redactor
-    signed: str
     max_inline: int
-    max_target: int
-    # Derived once here, since every request reads them: `check_target`'s policy,
-    # fragment_policy and lenient arguments for this mode, and `check_host` cached for the policy
-    # the mode checks hosts with and for the lenient one.
-    targets: tuple[Policy, Policy | None, Policy]
-    hosts: HostCheck
-    lenient_hosts: HostCheck
+
+    @property
+    def mode(self) -> str:
+        return self.decision.mode
+
+    @property
+    def policy(self) -> Policy:
+        return self.decision.policy
 
 
 def parse_settings(
@@ -100,10 +78,6 @@ def parse_settings(
     keep_params: Sequence[str] = (),
 ) -> Settings:
     """Build `Settings` from option values.  Raises `ValueError` naming the bad option."""
-    if mode not in MODES:
-        raise ValueError(f"urlsan_mode must be one of {', '.join(MODES)}, not {mode!r}")
-    if signed not in SIGNED:
-        raise ValueError(f"urlsan_signed must be one of {', '.join(SIGNED)}, not {signed!r}")
     if max_inline < 0:
         raise ValueError(f"urlsan_max_inline must be 0 or more, not {max_inline}")
     if max_target < max_inline:
@@ -111,90 +85,22 @@ def parse_settings(
             f"urlsan_max_target ({max_target}) must not be less than urlsan_max_inline "
             f"({max_inline})"
         )
-    try:
-        policy = Policy.profile(profile)
-    except ValueError as e:
-        raise ValueError(f"urlsan_profile: {e}") from e
-    try:
-        # RFC 9110 §7.1: a fragment is never sent to a server; urlsan_rules may still turn it off.
-        policy = policy.with_rules("+strip-fragment").with_rules(rules)
-    except ValueError as e:
-        raise ValueError(f"urlsan_rules: {e}") from e
-    for option, value in (("drop", drop_params), ("keep", keep_params)):
-        if value:
-            try:
-                policy = policy.with_params(**{option: value})
-            except ValueError as e:
-                raise ValueError(f"urlsan_{option}_params: {e}") from e
+    decided = decision.settings(
+        mode,
+        profile,
+        rules,
+        signed=signed,
+        max_target=max_target,
+        drop_params=drop_params,
+        keep_params=keep_params,
+    )
     flt = None
     if filter_expr:
         try:
             flt = flowfilter.parse(filter_expr)
         except ValueError as e:
             raise ValueError(f"urlsan_filter: {e}") from e
-    strict = dataclasses.replace(policy, strict=True)
-    strict_fragment = strict.with_rules("-strip-fragment")
-    lenient = dataclasses.replace(policy, strict=False).with_rules("-reject-escaped-slash")
-    reject = mode == "reject"
-    return Settings(
-        mode=mode,
-        policy=policy,
-        strict=strict,
-        strict_fragment=strict_fragment,
-        lenient=lenient,
-        filter=flt,
-        redactor=Redactor.of(redact),
-        signed=signed,
-        max_inline=max_inline,
-        max_target=max_target,
-        targets=(strict, strict_fragment, lenient) if reject else (policy, None, lenient),
-        hosts=host_check(strict if reject else policy),
-        lenient_hosts=host_check(lenient),
-    )
-
-
-class Outcome(NamedTuple):
-    """What the addon decided for one request."""
-
-    action: str
-    target: Checked  # what core said about the request-target
-    host: str | None  # the canonical Host header / :authority, when it changed
-    authority: str | None  # the canonical absolute-form authority, when it changed
-    edits: tuple[Edit, ...]  # the target's, then the host's and authority's: at most MAX_EDITS
-    edits_total: int
-    rules: frozenset[str]  # every rule that changed something
-    findings: tuple[Finding, ...]
-    host_header: str | None = None  # as the client sent it
-    reason: str = ""  # why a target was rejected (or, audited, would have been)
-    rejected_by: str = ""  # the rule (or TOO_LONG) that refused it
-
-    @property
-    def after(self) -> str | None:
-        """The canonical target; None when it was refused or never canonicalized."""
-        if self.rejected_by or self.action == "skipped-oversize":
-            return None
-        return self.target.url
-
-    @property
-    def facts(self) -> dict[str, Any]:
-        """``flow.metadata["urlsan"]``: the facts, for machines (and the audit log).
-
-        As small as an audit record, whatever the request: at most `MAX_EDITS` edits, and
-        ``before`` and ``after`` cut to `MAX_TEXT` characters (``"truncated": true``), since a
-        megabyte target must not be held two or three times over by every flow mitmproxy keeps.
-        """
-        if self.action == "unchanged" and not self.findings:
-            return audit_record.unchanged(self.target.input)
-        return audit_record.facts(
-            before=self.target.input,
-            after=self.after,
-            action=self.action,
-            edits=self.edits,
-            findings=self.findings,
-            edits_total=self.edits_total,
-            reason=self.reason if self.rejected_by else "",
-            rejected_by=self.rejected_by,
-        )
+    return Settings(decided, flt, Redactor.of(redact), max_inline)
 
 
 class UrlSanitizer:
@@ -345,7 +251,8 @@ class UrlSanitizer:
     def requestheaders(self, flow: http.HTTPFlow) -> Coroutine[Any, Any, None] | None:
         """Check the request-target.  Inline for ordinary targets; for one longer than
         urlsan_max_inline, a coroutine that mitmproxy awaits (it awaits whatever a hook returns)
-        while the work is done in a worker process.
+        while the work is done in a worker process.  What the request becomes is
+        `urlsan.addon.decision`'s to say; this applies it to the flow.
         """
         if flow.response or flow.error or not flow.live:
             return None
@@ -357,15 +264,13 @@ class UrlSanitizer:
             return None
         raw = request.data.path
         if len(raw) > settings.max_inline:
-            if len(raw) > settings.max_target:
+            if len(raw) > settings.decision.max_target:
                 self._handle_oversize(flow, settings)  # never canonicalized: nothing to wait for
                 return None
             return self._check_long(flow, settings)
         host_header = _host_header(request)
         try:
-            target = check_target(
-                raw, _form(raw), *settings.targets, host=_sent_to(request, host_header)
-            )
+            target = decision.check(raw, settings.decision.targets, host_header or request.host)
         except Exception:
             self._failed(flow, settings)
             return None
@@ -376,18 +281,17 @@ class UrlSanitizer:
     def _unchanged(
         self, flow: http.HTTPFlow, settings: Settings, target: Checked, host_header: str | None
     ) -> bool:
-        """Most requests, at their own cost: a target core left as it was and found nothing in,
-        sent with a canonical Host and no absolute-form authority.  False for any other request,
-        which `_handle` then decides (the same outcome, through every step)."""
-        if target.changed or target.findings or target.refused is not None:
-            return False
+        """Most requests, at their own cost (`decision.untouched`): nothing to change, nothing
+        found.  False for any other request, which `_handle` then decides."""
         request = flow.request
-        if request.data.authority and not (request.is_http2 or request.is_http3):
-            return False
-        try:
-            if _authority(request, host_header, settings.hosts)[0] is not None:
-                return False  # the Host header needs a rewrite
-        except InvalidTarget:
+        authority = request.data.authority and not (request.is_http2 or request.is_http3)
+        if not decision.untouched(
+            target,
+            settings.decision,
+            request.scheme,
+            host_header,
+            request.authority if authority else None,
+        ):
             return False
         flow.metadata["urlsan"] = audit_record.unchanged(target.input)
         self.actions["unchanged"] += 1
@@ -397,12 +301,11 @@ class UrlSanitizer:
         raw = flow.request.data.path
         host_header = _host_header(flow.request)
         job = functools.partial(
-            check_target,
+            decision.check,
             raw,
-            _form(raw),
-            *settings.targets,
+            settings.decision.targets,
+            host_header or flow.request.host,
             limit=MAX_TEXT + 1,
-            host=_sent_to(flow.request, host_header),
         )
         try:
             target = await asyncio.get_running_loop().run_in_executor(self._pool(), job)
@@ -430,7 +333,7 @@ class UrlSanitizer:
         request = flow.request
         saved = (request.data.path, request.data.authority, request.data.headers.fields)
         try:
-            outcome = self._decide(request, settings, target, host_header)
+            outcome = decision.decide(_request(request, host_header), settings.decision, target)
             self._apply(flow, outcome)
         except Exception:
             # Never drop or corrupt a request because of urlsan: restore what it was.
@@ -440,28 +343,10 @@ class UrlSanitizer:
         self._done_with(flow, outcome)
 
     def _handle_oversize(self, flow: http.HTTPFlow, settings: Settings) -> None:
-        request = flow.request
-        raw = request.data.path
-        # Enough bytes for the MAX_TEXT characters a record keeps, and one more to mark the cut.
-        before = raw[: 4 * MAX_TEXT + 4].decode("utf-8", "surrogateescape")
-        target = Checked(before, "", False, (), 0, frozenset(), ())
-        host_header = _host_header(request)
-        # Never forwarded unchecked: bytes that would split or smuggle a request (h2 :path).
-        unsafe = settings.mode != "audit" and not wire_safe(raw)
-        if settings.mode == "reject" or unsafe:
-            reason = (
-                f"the request-target is {len(raw)} bytes long, more than urlsan_max_target "
-                f"({settings.max_target})"
-            )
-            outcome = Outcome(
-                "rejected", target, None, None, (), 0, frozenset(), (), host_header, reason,
-                TOO_LONG,
-            )  # fmt: skip
-        else:
-            outcome = Outcome(
-                "skipped-oversize", target, None, None, (), 0, frozenset(), (), host_header
-            )
         try:
+            outcome = decision.oversize(
+                _request(flow.request, _host_header(flow.request)), settings.decision
+            )
             self._apply(flow, outcome)
         except Exception:
             self._failed(flow, settings)
@@ -488,7 +373,7 @@ class UrlSanitizer:
         rules = self.rules
         for rule in outcome.rules:  # not Counter.update: its Mapping test costs more than this
             rules[rule] += 1
-        if self.log and (outcome.action != "unchanged" or outcome.findings):
+        if self.log and outcome.recorded:
             try:
                 if not self._record(self.log, flow, outcome):
                     self.log_lost += 1
@@ -500,91 +385,6 @@ class UrlSanitizer:
                     self.log.path,
                     e,
                 )
-
-    def _decide(
-        self,
-        request: http.Request,
-        settings: Settings,
-        target: Checked,
-        host_header: str | None,
-    ) -> Outcome:
-        """Canonicalize the authority and choose the action.  Changes nothing."""
-        error = target.refused
-        host = authority = None
-        host_edits: tuple[Edit, ...] = ()
-        auth_edits: tuple[Edit, ...] = ()
-        if error is None:
-            try:
-                host, host_edits = _authority(request, host_header, settings.hosts)
-                if request.data.authority and not (request.is_http2 or request.is_http3):
-                    authority, auth_edits = _authority(request, request.authority, settings.hosts)
-            except InvalidTarget as e:
-                error = e
-        if error is not None:
-            return self._refused(request, settings, target, host_header, error)
-
-        changed = target.changed or host or authority
-        edits = target.edits
-        if host_edits or auth_edits:
-            edits = (edits + host_edits + auth_edits)[:MAX_EDITS]
-        total = target.edits_total + len(host_edits) + len(auth_edits)
-        rules = target.rules
-        if host_edits or auth_edits:
-            rules = rules | edit_rules(host_edits + auth_edits)
-        if not changed:
-            action = "unchanged"
-        elif settings.signed == "skip" and self._signed(request, request.data.path):
-            action = "skipped-signed"
-        elif settings.mode == "audit":
-            action = "audited"
-        elif (
-            settings.mode == "redirect"
-            and request.data.method in REDIRECT_METHODS
-            and target.changed
-            and not target.url.startswith("//")  # Location "//x" would name another host
-        ):
-            action = "redirected"
-        else:
-            action = "rewritten"
-        return _new(
-            Outcome,
-            (action, target, host, authority, edits, total, rules, target.findings, host_header,
-             "", ""),
-        )  # fmt: skip
-
-    def _refused(
-        self,
-        request: http.Request,
-        settings: Settings,
-        target: Checked,
-        host_header: str | None,
-        error: InvalidTarget,
-    ) -> Outcome:
-        """Rejected (audited, in audit mode): strict mode or reject-escaped-slash refused it."""
-        host = None
-        with contextlib.suppress(InvalidTarget):
-            # The same canonical host a rewritten request logs, so that reports count one host.
-            host, _ = _authority(request, host_header, settings.lenient_hosts)
-        action = "audited" if settings.mode == "audit" else "rejected"
-        return Outcome(
-            action, target, host, None, (), 0, frozenset(), target.findings, host_header,
-            str(error), error.rule,
-        )  # fmt: skip
-
-    @staticmethod
-    def _signed(request: http.Request, raw: bytes) -> bool:
-        in_query = may_carry_signature(raw)
-        authorization = None
-        for name, value in request.data.headers.fields:  # faster than the case-insensitive get()
-            if len(name) == 13 and name.lower() == b"authorization":
-                authorization = value.decode("latin-1")
-        if not in_query and authorization is None:
-            return False  # the common case, decided without parsing or scanning the target
-        # Only a wire-safe signed target is exempt: controls or spaces are never forwarded.
-        if not wire_safe(raw):
-            return False
-        names = request.query.keys() if in_query else ()
-        return detect_signature(names, authorization) is not None
 
     def _apply(self, flow: http.HTTPFlow, outcome: Outcome) -> None:
         request = flow.request
@@ -619,16 +419,13 @@ class UrlSanitizer:
 
     def _record(self, log: AuditLog, flow: http.HTTPFlow, outcome: Outcome) -> bool:
         request = flow.request
-        record = audit_record.build(
-            ts=_rfc3339_now(),
-            client=audit_record.address(flow.client_conn.peername),
-            method=request.method,
-            scheme=request.scheme,
-            host=outcome.host or outcome.host_header or request.host,
-            http_version=request.http_version,
-            profile=self.settings.policy.name,
-            # built once, for flow.metadata, capped as the log caps them
-            facts_=flow.metadata["urlsan"],
+        record = decision.record(
+            _request(request, _host_header(request), client=flow.client_conn.peername),
+            outcome,
+            self.settings.decision,
+            audit_record.now(),
+            facts=flow.metadata["urlsan"],  # built once, for flow.metadata, capped as logged
+            host=request.host,
         )
         return log.write(record)
 
@@ -666,9 +463,6 @@ class UrlSanitizer:
         logger.info(self.summary())
 
 
-_new = tuple.__new__  # a NamedTuple without its __new__'s Python frame, on every request
-
-
 @functools.lru_cache(maxsize=256)
 def _note(action: str, rules: frozenset[str]) -> str:
     """The flow's comment for an action and the rules that made it; a proxy sees few pairs."""
@@ -685,38 +479,28 @@ def _wire(target: Checked) -> bytes:
     return data
 
 
-def _authority(
-    request: http.Request, value: str | None, check: HostCheck
-) -> tuple[str | None, tuple[Edit, ...]]:
-    """The canonical form of a Host header or authority, or None when it is already canonical.
-
-    Edit offsets count in ``value``.  Anything that is not a bare host[:port] (userinfo, a
-    path) is left alone: that is mitmproxy's to refuse, not ours to repair.
-    """
-    if not value:
-        return None, ()
-    canonical, edits = check(value, request.scheme)
-    return (None if canonical == value else canonical), edits
-
-
-def _form(raw: bytes) -> str:
-    return "asterisk" if raw == b"*" else "origin"
-
-
-def _sent_to(request: http.Request, host_header: str | None) -> str:
-    """``request.pretty_host`` from ``_host_header(request)``: where an origin-form target was
-    sent, for parameter specs scoped by host."""
-    if not host_header:
-        return request.host
-    if len(host_header) > MAX_CACHED_HOST:
-        return _host_of.__wrapped__(host_header)
-    return _host_of(host_header)
-
-
-@functools.lru_cache(maxsize=1024)
-def _host_of(authority: str) -> str:
-    # As mitmproxy's pretty_host parses it, cached: a proxy sees the same few Host headers.
-    return url.parse_authority(authority, check=False)[0]
+def _request(request: http.Request, host_header: str | None, client: Any = None) -> Request:
+    """The request as `urlsan.addon.decision` reads it.  ``authority`` is an HTTP/1
+    absolute-form request's (HTTP/2's :authority is its Host header, ``host_header``)."""
+    authority = None
+    if request.data.authority and not (request.is_http2 or request.is_http3):
+        authority = request.authority
+    authorization = None
+    for name, value in request.data.headers.fields:  # faster than the case-insensitive get()
+        if len(name) == 13 and name.lower() == b"authorization":
+            authorization = value.decode("latin-1")
+    return Request(
+        None,
+        audit_record.address(client),
+        request.method,
+        request.scheme,
+        host_header,
+        request.data.path,
+        request.http_version,
+        "",
+        authorization,
+        authority,
+    )
 
 
 def _host_header(request: http.Request) -> str | None:
@@ -727,22 +511,6 @@ def _host_header(request: http.Request) -> str | None:
         if len(name) == 4 and name.lower() == b"host":
             return value.decode("utf-8", "surrogateescape")
     return None
-
-
-_second: list[Any] = [0, ""]  # the last whole second and its formatted prefix
-_milli: list[Any] = [0, ""]  # the last millisecond and its formatted time
-
-
-def _rfc3339_now() -> str:
-    """The current UTC time as RFC 3339 with milliseconds: 2026-11-22T04:57:58.197Z."""
-    now = int(time.time() * 1000)
-    if now != _milli[0]:  # a busy proxy logs several records per millisecond
-        whole, millis = divmod(now, 1000)
-        if whole != _second[0]:
-            _second[:] = [whole, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole))]
-        _milli[:] = [now, f"{_second[1]}.{millis:03d}Z"]
-    text: str = _milli[1]
-    return text
 
 
 def _plain(status: int, text: str) -> http.Response:

@@ -16,8 +16,9 @@ from collections.abc import Callable, Iterable
 from functools import lru_cache, partial
 from typing import NamedTuple
 
-from ..audit.record import MAX_EDITS, rule_names
+from ..audit.record import MAX_EDITS
 from ..core import Edit, Finding, InvalidTarget, Policy, canonicalize, canonicalize_authority
+from ..core.result import rule_names
 
 # RFC 9112 §3.2: every request-target we assign must be visible ASCII only.  mitmproxy writes
 # whatever bytes it is given into the request line, so a canonical target that failed this check

@@ -43,12 +43,6 @@ ACTIONS = (
 CHANGING = frozenset({"rewritten", "audited", "redirected"})
 
 
-def rule_names(rule: str) -> list[str]:
-    """The rules an edit's ``rule`` names: one, or several joined by ``+`` for an edit that core
-    folded (`Edit.rules`); for a rule read from a JSON record, where no `Edit` is at hand."""
-    return rule.split("+")
-
-
 def limit_edits(record: dict[str, Any]) -> dict[str, Any]:
     """``record`` with at most `MAX_EDITS` edits, counting the others in ``edits_truncated``."""
     edits = record.get("edits")
@@ -90,8 +84,28 @@ def rfc3339(seconds: float) -> str:
     Rounded to the microsecond first, as `datetime.fromtimestamp` rounds (and so a HAR export's
     ``startedDateTime``), then cut to the millisecond: a flow's 35.4459999 s and its HAR entry's
     35.446000 s are one time, not 35.445 and 35.446."""
-    whole, micros = divmod(round(seconds * 1_000_000), 1_000_000)
-    return f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(whole))}.{micros // 1000:03d}Z"
+    return _format(round(seconds * 1_000_000) // 1000)
+
+
+def now() -> str:
+    """The current time as `rfc3339` writes it: the ``ts`` of a record the proxy writes."""
+    return _format(round(time.time() * 1_000_000) // 1000)
+
+
+_second: list[Any] = [-1, ""]  # the last whole second and its formatted prefix
+_milli: list[Any] = [-1, ""]  # the last millisecond and its formatted time
+
+
+def _format(millis: int) -> str:
+    """Milliseconds since the epoch as RFC 3339 UTC; a busy proxy writes several records per
+    millisecond, and many per second, so the last of each is kept."""
+    if millis != _milli[0]:
+        whole, part = divmod(millis, 1000)
+        if whole != _second[0]:
+            _second[:] = [whole, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole))]
+        _milli[:] = [millis, f"{_second[1]}.{part:03d}Z"]
+    text: str = _milli[1]
+    return text
 
 
 def parse_time(value: Any) -> datetime | None:

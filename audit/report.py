@@ -22,7 +22,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import IO, Any
 
-from .record import CHANGING, parse_time, rule_names
+from ..core.policy import DEFAULT_PORTS
+from ..core.result import rule_names
+from .record import CHANGING, parse_time
 
 _MALFORMED_SAMPLES = 5
 # Time buckets for the timeline, the smallest that gives at most _MAX_COLUMNS columns.  Up to a
@@ -31,7 +33,8 @@ _BUCKETS = (1, 5, 10, 30, 60, 300, 900, 3600, 6 * 3600, 86400, 7 * 86400, 30 * 8
 _MAX_COLUMNS = 120
 _MAX_RESOLUTION = 86400  # slots kept per day at most: days are few, and every bucket is whole days
 # A port that only repeats the scheme's default: "h:80" is "h" for http (RFC 3986 §6.2.3).
-_DEFAULT_PORTS = {"http": ":80", "https": ":443", "ws": ":80", "wss": ":443"}
+_DEFAULT_PORTS = {scheme: f":{port}" for scheme, port in DEFAULT_PORTS.items()}
+_ANY_DEFAULT_PORT = tuple(sorted(set(_DEFAULT_PORTS.values())))  # no scheme recorded
 
 
 @dataclass(slots=True)
@@ -243,7 +246,7 @@ def _host_key(host: Any, scheme: Any) -> str:
     if isinstance(scheme, str) and scheme.lower() in _DEFAULT_PORTS:
         ports: tuple[str, ...] = (_DEFAULT_PORTS[scheme.lower()],)
     else:
-        ports = (":80", ":443")
+        ports = _ANY_DEFAULT_PORT
     for port in ports:
         if key.endswith(port):
             return key[: -len(port)]

@@ -44,6 +44,8 @@ class Request(NamedTuple):
     http_version: str
     where: str  # "FILE:LINE" or "FILE: entry N", for messages
     authorization: str | None = None  # the Authorization header, when recorded (signed requests)
+    # An HTTP/1 absolute-form request's authority ("GET http://h/ HTTP/1.1"), when recorded.
+    authority: str | None = None
 
 
 class Unreadable(NamedTuple):
@@ -140,10 +142,12 @@ def read_flows(stream: IO[bytes], name: str) -> Iterator[Item]:
                 continue
             request = flow.request
             # As the addon reads it: HTTP/2's :authority, else the Host header, else the host.
+            authority = None
             if request.data.authority and (request.is_http2 or request.is_http3):
                 host: str | None = request.authority
             else:
                 host = request.headers.get("host") or request.host or None
+                authority = request.authority or None  # absolute-form
             yield Request(
                 ts=request.timestamp_start,
                 client=address(flow.client_conn.peername),
@@ -154,6 +158,7 @@ def read_flows(stream: IO[bytes], name: str) -> Iterator[Item]:
                 http_version=request.http_version,
                 where=f"{name}: flow {number}",
                 authorization=request.headers.get("authorization"),
+                authority=authority,
             )
     except exceptions.FlowReadException as e:
         # A torn or corrupt file: what was read counts, the rest cannot be found again.

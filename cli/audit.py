@@ -1,8 +1,8 @@
 """`urlsan audit`: audit traffic recorded elsewhere (mitmproxy flow files, HAR, access logs).
 
-Every request-target is checked as the proxy checks it in ``urlsan_mode=audit``, and the same
-audit records are written (`urlsan.audit.record.build`, redacted and capped by ``serialize``),
-so ``urlsan report`` reads them unchanged.
+Every request is decided as the proxy decides it (`urlsan.addon.decision`; in
+``urlsan_mode=audit`` unless ``--mode`` names another), and the same audit records are written
+(redacted and capped by ``serialize``), so ``urlsan report`` reads them unchanged.
 """
 
 from __future__ import annotations
@@ -11,17 +11,14 @@ import argparse
 import gzip
 import importlib.util
 import sys
-import urllib.parse
 from collections.abc import Callable
 from typing import IO, Any, cast
 
-from ..addon.signed import detect_signature, may_carry_signature
-from ..addon.target import check_host
+from ..addon import decision
 from ..audit import record, sources
 from ..audit.redact import DEFAULT_REDACT, Redactor
-from ..core import Edit, InvalidTarget, Policy, Result, canonicalize
 from ..core.policy import PROFILES
-from .canon import make_policy
+from .canon import FLAGS
 from .inputs import close_input
 from .output import Output
 from .progress import Progress, input_size
@@ -68,6 +65,19 @@ def add_parser(sub: Any) -> None:
         help="switch rules on and off, as urlsan_rules does: '+merge-slashes,-strip-fragment'",
     )
     audit.add_argument(
+        "--mode",
+        choices=decision.MODES,
+        default="audit",
+        help="record what the proxy would have done in this urlsan_mode (default: audit)",
+    )
+    audit.add_argument(
+        "--signed",
+        choices=decision.SIGNED,
+        default="skip",
+        help="as urlsan_signed: skip (default) only records signed requests, rewrite treats "
+        "them like any other",
+    )
+    audit.add_argument(
         "--redact",
         metavar="NAMES",
         default=None,
@@ -86,70 +96,20 @@ def add_parser(sub: Any) -> None:
 
 
 class Auditor:
-    """Decides, as the proxy's audit mode does, what to record for one request."""
+    """What the proxy would have recorded for one request: `urlsan.addon.decision` decides, as
+    it does for the proxy, in the mode the proxy would have run in (audit by default)."""
 
-    def __init__(self, policy: Policy, redactor: Redactor | None = None) -> None:
-        self.policy = policy
+    def __init__(self, settings: decision.Settings, redactor: Redactor | None = None) -> None:
+        self.settings = settings
         self.redactor = redactor or Redactor.of(DEFAULT_REDACT)
-
-    def authority(self, scheme: str, value: str | None) -> tuple[str | None, tuple[Edit, ...]]:
-        """The canonical Host (None if unchanged) and its edits, offsets into ``value``: as the
-        addon does it (`check_host`)."""
-        if not value:
-            return None, ()
-        canonical, edits = check_host(value, scheme or "http", self.policy)
-        return (None if canonical == value else canonical), edits
 
     def check(self, request: sources.Request) -> dict[str, Any] | None:
         """The audit record of ``request``, or None when the proxy would log nothing."""
-        target = request.target
-        form = "asterisk" if target == b"*" else ("origin" if target[:1] == b"/" else "auto")
-        host: str | None = None
-        host_edits: tuple[Edit, ...] = ()
-        refused: InvalidTarget | None = None
-        try:
-            result = canonicalize(target, self.policy, form=form)
-            host, host_edits = self.authority(request.scheme, request.host)
-        except InvalidTarget as e:
-            # A strict profile or an opt-in rejecting rule: audit mode only reports it.
-            refused = e  # said by rejected_by and reason: a rule's name is no finding
-            result = Result(target.decode("utf-8", "surrogateescape"), "")
-            action = "audited"
-        else:
-            if not (result.changed or host):
-                if not result.findings:
-                    return None
-                action = "unchanged"
-            elif self._signed(request):
-                action = "skipped-signed"
-            else:
-                action = "audited"
-        return record.build(
-            ts=record.rfc3339(request.ts) if request.ts is not None else "",
-            client=request.client,
-            method=request.method,
-            scheme=request.scheme,
-            host=host or request.host,
-            http_version=request.http_version,
-            before=result.input,
-            after=None if refused else result.url,
-            action=action,
-            edits=result.edits + host_edits,
-            findings=result.findings,
-            profile=self.policy.name,
-            reason=str(refused) if refused else "",
-            rejected_by=refused.rule if refused else "",
-        )
-
-    @staticmethod
-    def _signed(request: sources.Request) -> bool:
-        # As the proxy's default urlsan_signed=skip: any byte change would break the signature.
-        target = request.target
-        names: list[str] = []
-        if may_carry_signature(target):
-            query = target.partition(b"?")[2].partition(b"#")[0].decode("utf-8", "replace")
-            names = [k for k, _ in urllib.parse.parse_qsl(query, keep_blank_values=True)]
-        return detect_signature(names, request.authorization) is not None
+        outcome = decision.examine(request, self.settings)
+        if outcome is None or not outcome.recorded:
+            return None
+        ts = record.rfc3339(request.ts) if request.ts is not None else ""
+        return decision.record(request, outcome, self.settings, ts)
 
 
 class _Tally:
@@ -214,9 +174,13 @@ def _audit_file(
 
 def cmd_audit(args: argparse.Namespace) -> int:
     names = DEFAULT_REDACT if args.redact is None else args.redact.split(",")
-    # As the proxy: strip-fragment is on unless the rules switch it off.
-    rules = ",".join(filter(None, ("+strip-fragment", args.rules)))
-    auditor = Auditor(make_policy(args.profile, rules), Redactor.of(names))
+    try:
+        settings = decision.settings(
+            args.mode, args.profile, args.rules, signed=args.signed, names=FLAGS
+        )
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    auditor = Auditor(settings, Redactor.of(names))
     # Every input is opened (and its format found) before anything is written.
     opened = [(path, *_open(path, args.format)) for path in args.files]
     out = Output(args.output)

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import IO, Any
 
 from ..core import Policy
+from ..core.options import OptionNames, policy_from_options
 from ..core.policy import PROFILES
 from .argtypes import jobs, positive
 from .batch import run_blocks
@@ -166,20 +167,18 @@ def _policy_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+# The flags that name a policy, as `urlsan canon` and `urlsan audit` take them.
+FLAGS = OptionNames("--profile", "--rules", "--drop-params", "--keep-params")
+
+
 def make_policy(
     profile: str, rules: str, drop: Iterable[str] = (), keep: Iterable[str] = ()
 ) -> Policy:
     """The policy the options name; `UsageError` for an unknown profile, rule or bad spec."""
-    drop, keep = tuple(drop), tuple(keep)
     try:
-        policy = Policy.profile(profile)
-        if rules:
-            policy = policy.with_rules(rules)
-        if drop or keep:
-            policy = policy.with_params(drop=drop, keep=keep)
+        return policy_from_options(profile, rules, tuple(drop), tuple(keep), names=FLAGS)
     except ValueError as e:
         raise UsageError(str(e)) from None
-    return policy
 
 
 def cmd_canon(args: argparse.Namespace) -> int:

@@ -15,6 +15,12 @@ from typing import Any, NamedTuple
 FOLD_AFTER = 64
 
 
+def rule_names(rule: str) -> tuple[str, ...]:
+    """The rules an edit's ``rule`` names: one, or several joined by ``+`` for an edit that core
+    folded (`Edit.rules`); also for a rule read back from a JSON record, where no `Edit` is."""
+    return tuple(rule.split("+"))
+
+
 class Edit(NamedTuple):
     """One rewrite: ``rule`` changed ``before`` into ``after`` in ``component``.
 
@@ -40,7 +46,7 @@ class Edit(NamedTuple):
     @property
     def rules(self) -> tuple[str, ...]:
         """The rules that made this edit: one, or several for a folded edit."""
-        return tuple(self.rule.split("+"))
+        return rule_names(self.rule)
 
     def as_dict(self) -> dict[str, Any]:
         return self._asdict()

@@ -123,3 +123,55 @@ def test_every_module_says_what_it_holds() -> None:
             if not ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))):
                 missing.append(f"{folder}/{path.name}")
     assert not missing
+
+
+def test_the_proxy_decision_loads_no_mitmproxy() -> None:
+    """What a request becomes is decided without mitmproxy: ``urlsan audit`` of an access log
+    or a HAR needs none, and a worker process imports only this."""
+    code = (
+        "import sys, urlsan.addon.decision as d;"
+        "s = d.settings('reject', 'strict');"
+        "print(d.examine(d.Request(None, '', 'GET', 'http', 'h', b'/a b', '', ''), s).action);"
+        "sys.exit('mitmproxy' in sys.modules)"
+    )
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "rejected"
+
+
+def _calls(path: Path, module: str) -> set[str]:
+    """The attributes of ``module`` that the file at ``path`` calls (``module.name(...)``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {
+        node.func.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == module
+    }
+
+
+def test_the_proxy_and_urlsan_audit_decide_in_one_place() -> None:
+    addon = _calls(ROOT / "addon" / "sanitizer.py", "decision")
+    audit = _calls(ROOT / "cli" / "audit.py", "decision")
+    assert {"settings", "check", "decide", "oversize", "record"} <= addon
+    assert {"settings", "examine", "record"} <= audit  # examine: check, oversize or decide
+    # The defaults the decision holds are written nowhere else.
+    for folder in ("addon", "cli", "audit"):
+        for path in sorted((ROOT / folder).glob("*.py")):
+            if path.name != "decision.py":
+                assert "+strip-fragment" not in path.read_text(encoding="utf-8"), path
+
+
+def test_no_function_is_over_complexity_20() -> None:
+    """Radon's count (boolean operators included), which ruff's mccabe check does not make."""
+    from radon.complexity import cc_visit
+
+    over = []
+    for folder in PACKAGE_DIRS.values():
+        for path in sorted((ROOT / folder).glob("*.py")):
+            for block in cc_visit(path.read_text(encoding="utf-8")):
+                if block.complexity > 20:
+                    over.append(f"{folder}/{path.name}: {block.fullname} {block.complexity}")
+    assert not over

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from urlsan.core import Policy, many
+from urlsan.core.options import policy_from_options
 
 Columns = many.Columns
 
@@ -20,11 +21,9 @@ def build_policy(
     drop_params: str | Iterable[str] = (),
     keep_params: str | Iterable[str] = (),
 ) -> Policy:
-    """The policy of a profile, with rules switched on or off and parameter specs added."""
-    policy = Policy.profile(profile).with_rules(rules)
-    drop = (drop_params,) if isinstance(drop_params, str) else tuple(drop_params)
-    keep = (keep_params,) if isinstance(keep_params, str) else tuple(keep_params)
-    return policy.with_params(drop=drop, keep=keep) if drop or keep else policy
+    """The policy of a profile, with rules switched on or off and parameter specs added;
+    `ValueError` names the bad argument."""
+    return policy_from_options(profile, rules, drop_params, keep_params)
 
 
 def columns(values: Iterable[object], policy: Policy) -> Columns:

@@ -27,6 +27,7 @@ from urllib.parse import ParseResult, quote_from_bytes, urlunparse
 from weakref import WeakKeyDictionary
 
 from urlsan.core import InvalidTarget, Policy, Result, canonicalize
+from urlsan.core.options import OptionNames, policy_from_options
 from urlsan.core.params import split_specs
 
 if TYPE_CHECKING:
@@ -59,26 +60,18 @@ def policy_from_settings(settings: _Settings) -> Policy:
     ``getlist``: a spec such as ``example.com:ref,src`` holds commas of its own.  A string may
     hold several specs separated by ``;`` or newlines, a list one per item.
     """
-    profile = settings.get("URLSAN_PROFILE") or "crawler"
-    try:
-        policy = Policy.profile(str(profile))
-    except ValueError as e:
-        raise ValueError(f"Cannot parse URLSAN_PROFILE setting: {e}") from e
-    rules = settings.get("URLSAN_RULES") or ""
-    if not isinstance(rules, str):  # a list of rule switches
-        rules = ",".join(rules)
-    try:
-        policy = policy.with_rules(rules) if rules else policy
-    except ValueError as e:
-        raise ValueError(f"Cannot parse URLSAN_RULES setting: {e}") from e
-    drop = split_specs(settings.get("URLSAN_DROP_PARAMS") or ())
-    keep = split_specs(settings.get("URLSAN_KEEP_PARAMS") or ())
-    if drop or keep:
-        try:
-            policy = policy.with_params(drop=drop, keep=keep)
-        except ValueError as e:
-            raise ValueError(f"Cannot parse URLSAN_DROP_PARAMS/URLSAN_KEEP_PARAMS: {e}") from e
-    return policy
+    return policy_from_options(
+        str(settings.get("URLSAN_PROFILE") or "crawler"),
+        settings.get("URLSAN_RULES") or "",  # a spec, or a list of rule switches
+        split_specs(settings.get("URLSAN_DROP_PARAMS") or ()),
+        split_specs(settings.get("URLSAN_KEEP_PARAMS") or ()),
+        names=_SETTINGS,
+    )
+
+
+_SETTINGS = OptionNames(
+    "URLSAN_PROFILE", "URLSAN_RULES", "URLSAN_DROP_PARAMS", "URLSAN_KEEP_PARAMS"
+)
 
 
 def _rules_fired(result: Result) -> tuple[str, ...]:

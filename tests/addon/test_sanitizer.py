@@ -129,7 +129,7 @@ class TestOptions:
     def test_parse_settings_is_pure(self) -> None:
         s = parse_settings("audit", "strict", "+sort-query", "~d example.com", ["Token"], "rewrite")
         assert s.mode == "audit"
-        assert s.strict.strict and s.policy.enabled("sort-query")
+        assert s.decision.targets[0].strict and s.policy.enabled("sort-query")
         assert s.redactor.names == frozenset({"token"})
 
 
@@ -312,15 +312,15 @@ class TestHost:
     def test_huge_host_is_canonicalized_but_never_cached(self, addon: UrlSanitizer) -> None:
         # A client chooses the length of its Host header: one longer than any DNS name is
         # checked like any other, and kept in no cache (a thousand of them would be megabytes).
-        from urlsan.addon import sanitizer
+        from urlsan.addon import decision
 
         huge = b"A." * 50_000 + b"Example.com"
         with taddons.context(addon) as tctx:
             tctx.configure(addon, urlsan_drop_params=["example.com:ref"])
-            sizes = sanitizer._host_of.cache_info().currsize
+            sizes = decision.sent_to.cache_info().currsize
             f = flow(b"/clean?ref=1", host=huge)
             addon.requestheaders(f)
-            assert sanitizer._host_of.cache_info().currsize == sizes
+            assert decision.sent_to.cache_info().currsize == sizes
         assert f.request.headers["host"] == huge.decode().lower()
         assert f.request.data.path == b"/clean"  # the host-scoped spec applied all the same
 

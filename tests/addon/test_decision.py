@@ -1,0 +1,131 @@
+"""One decision: the live addon and ``urlsan audit`` of a recording of the same requests write
+the same audit records, in every mode and profile, whatever the request (but for the time)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mitmproxy import http
+from mitmproxy.io import FlowWriter
+from mitmproxy.test import taddons, tflow, tutils
+from urlsan.addon import UrlSanitizer
+from urlsan.addon.decision import MAX_TARGET, MODES
+from urlsan.cli.main import main as urlsan_main
+from urlsan.core.policy import PROFILES
+
+SIGNED_QUERY = b"?X-Amz-Credential=k%2F1&X-Amz-Signature=abc"
+# (method, target, Host header or HTTP/2 :authority, HTTP/2, absolute-form authority, headers)
+CORPUS: list[tuple[bytes, bytes, bytes, bool, bytes, list[tuple[bytes, bytes]]]] = [
+    # clean: no record at all
+    (b"GET", b"/index.html", b"example.com", False, b"", []),
+    (b"GET", b"/search?q=a+b&x=~", b"example.com", True, b"", []),
+    # dirty: every kind of rewrite, in the target and in the Host
+    (b"GET", b"/a/./b/../c?x=%7e#frag", b"example.com", False, b"", []),
+    (b"POST", b"/a/./b/../c?x=%7e", b"example.com", False, b"", []),
+    (b"HEAD", b"/%7euser/", b"Example.COM:80", False, b"", []),
+    (b"GET", b"/a b/\"q\"/{x}|y^z`", b"example.com", False, b"", []),
+    (b"GET", b"/caf\xc3\xa9/\xff", b"example.com", True, b"", []),
+    (b"GET", b"/x/..//y", b"example.com", False, b"", []),
+    (b"GET", b"/a%2fb/%2e%2e/c", b"example.com", False, b"", []),
+    (b"GET", b"/a/%2e%2e/b%7e c", b"example.com", False, b"", []),
+    (b"GET", b"/p?a=1&utm_source=x", b"EXAMPLE.com", False, b"EXAMPLE.com:80", []),
+    (b"OPTIONS", b"*", b"example.com", False, b"", []),
+    # hostile: controls, a stray %, escapes of escapes
+    (b"GET", b"/a\x01b/%zz/%252e%252e/", b"example.com", False, b"", []),
+    (b"GET", b"/" + b"%41" * 3000, b"example.com", False, b"", []),
+    (b"GET", b"/..%c0%af../etc/passwd", b"example.com", True, b"", []),
+    # signed: only audited by default; with a control byte, never exempt
+    (b"GET", b"/bucket/%7ekey" + SIGNED_QUERY, b"s3.example.com", False, b"", []),
+    (b"GET", b"/bucket/\x01key" + SIGNED_QUERY, b"s3.example.com", False, b"", []),
+    (
+        b"GET",
+        b"/bucket/./key",
+        b"s3.example.com",
+        False,
+        b"",
+        [(b"Authorization", b"AWS4-HMAC-SHA256 Credential=k/1, Signature=abc")],
+    ),
+    # refused by the strict profile or reject mode
+    (b"GET", b"/a%zz#%zz", b"example.com", False, b"", []),
+    (b"GET", b"/bad host/", b"ex ample.com", False, b"", []),
+    # oversize: never canonicalized
+    (b"GET", b"/" + b"a" * MAX_TARGET, b"example.com", False, b"", []),
+    (b"GET", b"/ " + b"a" * MAX_TARGET, b"example.com", False, b"", []),
+]
+
+
+def _flow(
+    method: bytes,
+    target: bytes,
+    host: bytes,
+    http2: bool,
+    authority: bytes,
+    headers: list[tuple[bytes, bytes]],
+) -> http.HTTPFlow:
+    hdrs = [] if http2 else [(b"Host", host)]
+    req = tutils.treq(
+        method=method,
+        path=target,
+        http_version=b"HTTP/2.0" if http2 else b"HTTP/1.1",
+        host="example.com",
+        port=80,
+        authority=host if http2 else authority,
+        headers=http.Headers(hdrs + headers),
+    )
+    return tflow.tflow(req=req)
+
+
+def _comparable(record: dict[str, Any]) -> dict[str, Any]:
+    """A record without what may differ: the time (the proxy's clock, the recording's)."""
+    return {k: v for k, v in record.items() if k != "ts"}
+
+
+def _records(path: Path) -> list[dict[str, Any]]:
+    return [_comparable(json.loads(line)) for line in path.read_text("ascii").splitlines()]
+
+
+@pytest.mark.parametrize("profile", sorted(PROFILES))
+@pytest.mark.parametrize("mode", MODES)
+def test_proxy_and_audit_write_the_same_records(tmp_path: Path, mode: str, profile: str) -> None:
+    recording, proxy_log, audit_log = (tmp_path / n for n in ("flows", "proxy.jsonl", "a.jsonl"))
+    addon = UrlSanitizer()
+    with taddons.context(addon) as tctx, recording.open("wb") as out:
+        tctx.configure(
+            addon,
+            urlsan_mode=mode,
+            urlsan_profile=profile,
+            urlsan_log=str(proxy_log),
+            urlsan_max_inline=MAX_TARGET,  # inline, so that the hook returns the outcome
+        )
+        writer = FlowWriter(out)
+        for entry in CORPUS:
+            f = _flow(*entry)
+            writer.add(f.copy())  # the request as it came, before urlsan touched it
+            assert addon.requestheaders(f) is None
+        addon.done()
+    status = urlsan_main(
+        ["audit", "-q", "--mode", mode, "--profile", profile, "-o", str(audit_log), str(recording)]
+    )
+    assert status == 0
+    proxy, audited = _records(proxy_log), _records(audit_log)
+    actions = {r["action"] for r in proxy}
+    assert len(proxy) >= len(CORPUS) - 3  # the clean ones leave no record
+    assert actions >= {"skipped-oversize", "skipped-signed"} or mode == "reject"
+    for mine, theirs in zip(proxy, audited, strict=True):
+        assert mine == theirs
+
+
+def test_strict_refusal_keeps_its_findings_in_both() -> None:
+    """A target the strict profile refuses is recorded with the findings of the lenient
+    reading, by the proxy and by ``urlsan audit`` alike."""
+    from urlsan.addon import decision
+    from urlsan.audit.sources import Request
+
+    settings = decision.settings("audit", "strict")
+    request = Request(None, "", "GET", "http", "example.com", b"/a/%2e%2e/b%7e c", "HTTP/1.1", "")
+    outcome = decision.examine(request, settings)
+    assert outcome is not None and outcome.rejected_by
+    assert "encoded-dot-segment" in {f.rule for f in outcome.findings}
