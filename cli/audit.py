@@ -32,8 +32,9 @@ def add_parser(sub: Any) -> None:
     audit = sub.add_parser(
         "audit",
         help="audit recorded traffic: mitmproxy flow files, HAR, access logs",
-        description="Check every request-target of recorded traffic as the proxy does in "
-        "audit mode, and write the same audit records (JSON Lines) for `urlsan report`. "
+        description="Decide every request of recorded traffic as the proxy does (in audit "
+        "mode, unless --mode names another), and write the audit records it would have "
+        "written (JSON Lines) for `urlsan report`. "
         "Reads mitmproxy flow files (mitmdump -w; needs mitmproxy), HAR files and access logs "
         "in the combined or common format (nginx, Apache); gzip is detected.",
     )
