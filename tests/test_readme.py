@@ -1,4 +1,6 @@
-"""README is part of the product: its rule and finding tables must match the code."""
+"""README and the pages of docs/ are part of the product: their rule and finding tables must
+match the code.  (Their `>>>` examples run as doctests, pyproject.toml; their console blocks in
+tests/cli/test_docs.py; links, anchors and the site's nav in tests/docs/.)"""
 
 from __future__ import annotations
 
@@ -8,11 +10,14 @@ from pathlib import Path
 from urlsan.core.findings import FINDING_NAMES
 from urlsan.core.policy import PROFILES, RULES
 
-README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+RULES_PAGE = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
+FINDINGS_PAGE = (ROOT / "docs" / "findings.md").read_text(encoding="utf-8")
 
 
 def rule_rows() -> dict[str, list[str]]:
-    table = README.split("<!-- rules-table -->")[1].split("<!-- /rules-table -->")[0]
+    table = RULES_PAGE.split("<!-- rules-table -->")[1].split("<!-- /rules-table -->")[0]
     rows = {}
     for line in table.splitlines():
         m = re.match(r"\| `([a-z0-9-]+)` \|", line)
@@ -35,6 +40,19 @@ def test_rule_table_profiles_and_lossiness_match_the_code() -> None:
         assert cells[6] == ("yes" if rule.lossy else "no"), rule.name
 
 
-def test_every_finding_is_documented() -> None:
-    missing = [name for name in FINDING_NAMES if f"`{name}`" not in README]
-    assert not missing
+def table_names(text: str) -> list[str]:
+    """The names in the first column of a Markdown table's rows."""
+    names = []
+    for line in text.splitlines():
+        if line.startswith("| `"):
+            names += re.findall(r"`([a-z0-9-]+)`", line.split("|")[1])
+    return names
+
+
+def test_every_finding_is_documented_once_on_its_page() -> None:
+    assert sorted(table_names(FINDINGS_PAGE)) == sorted(FINDING_NAMES)
+
+
+def test_readme_findings_table_names_every_finding() -> None:
+    section = README.split("\n### Findings\n", 1)[1].split("\n## ", 1)[0]
+    assert sorted(table_names(section)) == sorted(FINDING_NAMES)

@@ -1,4 +1,4 @@
-"""Every `console` block of docs/cli.md and README.md, run as written: each `$ ` line is a
+"""Every `console` block of README.md and the pages of docs/, run as written: each `$ ` line is a
 shell command and the lines up to the next one are what it prints (standard output and error,
 as a terminal shows them).  The commands run in a scratch directory that has the checkout's
 examples/ in it."""
@@ -15,8 +15,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = [ROOT / "docs" / "cli.md", ROOT / "README.md"]
 _BLOCK = re.compile(r"^```console\n(.*?)^```$", re.MULTILINE | re.DOTALL)
+DOCS = [
+    doc
+    for doc in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    if _BLOCK.search(doc.read_text(encoding="utf-8"))
+]
 
 
 def sessions(doc: Path) -> list[list[tuple[str, str]]]:
@@ -35,7 +39,7 @@ def sessions(doc: Path) -> list[list[tuple[str, str]]]:
 
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="the examples are shell sessions")
-@pytest.mark.parametrize("doc", DOCS, ids=lambda d: d.name)
+@pytest.mark.parametrize("doc", DOCS, ids=lambda d: str(d.relative_to(ROOT)))
 def test_console_blocks(doc: Path, tmp_path: Path) -> None:
     """All blocks of a document in order, in one directory: later ones use earlier files."""
     (tmp_path / "examples").symlink_to(ROOT / "examples")
@@ -58,4 +62,5 @@ def test_console_blocks(doc: Path, tmp_path: Path) -> None:
 
 
 def test_docs_have_sessions() -> None:
+    assert {"README.md", "cli.md"} <= {doc.name for doc in DOCS}
     assert sum(len(sessions(doc)) for doc in DOCS) >= 8
