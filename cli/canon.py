@@ -28,9 +28,9 @@ from .status import (
     EXIT_WRITE_ERROR,
     OutputError,
     UsageError,
+    WorkerDied,
 )
 from .terminal import isatty, shown
-from .workers import WorkerDied
 
 # Bad lines reported one by one on stderr; past this, they are only counted (binary input
 # would otherwise write a line of stderr per line of input).

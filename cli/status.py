@@ -18,3 +18,8 @@ class UsageError(Exception):
 
 class OutputError(Exception):
     """The output could not be written after it was opened: exit status 4."""
+
+
+class WorkerDied(Exception):
+    """A ``--jobs`` worker process died (killed, out of memory): exit status 5, the output is
+    incomplete."""

@@ -25,14 +25,7 @@ if TYPE_CHECKING:  # multiprocessing itself only with --jobs: it is a tenth of t
 
 from .blocks import Block, Done
 from .processor import Processor
-
-# Linux: fork.  A forked worker has the imports already (a spawned one re-imports for 0.2 s
-# of CPU), and the command runs no thread to fork.  Elsewhere spawn, the platform default.
-START_METHOD = "fork" if sys.platform == "linux" else "spawn"
-
-
-class WorkerDied(Exception):
-    """A ``--jobs`` worker process died (killed, out of memory): the output is incomplete."""
+from .status import WorkerDied
 
 
 class _Task:
@@ -57,13 +50,13 @@ class Pool:
     closes its end of its pipe: the next read or write on it fails at once.
     """
 
-    def __init__(self, processor: Processor, jobs: int) -> None:
+    def __init__(self, processor: Processor, jobs: int, fork: bool) -> None:
+        """``jobs`` workers, forked (``fork``) or spawned."""
         _keep_freed_memory()  # before the forks: the workers inherit it
         self.pipes: list[Connection | _Channel] = []
         self.processes: list[_Forked | Any] = []  # Any: a multiprocessing Process (spawn)
         self.idle: list[int] = []
         self.busy: dict[int, _Task] = {}
-        fork = START_METHOD == "fork"
         start = _fork if fork else _spawn
         self._wait: Callable[[list[Any]], list[Any]] = _ready if fork else _spawned_wait()
         try:

@@ -469,18 +469,18 @@ def test_spawned_workers_give_the_output_of_one_process(pool_started: list[int])
     multiprocessing: the same results, in order, and every worker ended after the run."""
     blocks = [Block(b"HTTP://a/%d/./x\n%%zz\n" % i, i * 2 - 1) for i in range(1, 7)]
     one = [done.pieces for _, done in batch.run_blocks(blocks, Processor(Policy()))]
-    saved = workers.START_METHOD, workers._spawn
+    saved = batch.START_METHOD, workers._spawn
     spawned: list[int] = []
 
     def spawn(processor: Processor, others: list[Any]) -> Any:
         spawned.append(1)
         return saved[1](processor, others)
 
-    workers.START_METHOD, workers._spawn = "spawn", spawn
+    batch.START_METHOD, workers._spawn = "spawn", spawn
     try:
         two = [done.pieces for _, done in batch.run_blocks(blocks, Processor(Policy()), jobs=2)]
     finally:
-        workers.START_METHOD, workers._spawn = saved
+        batch.START_METHOD, workers._spawn = saved
     assert two == one and pool_started == [2] and spawned == [1, 1]
     assert one[2] == [b"http://a/3/x\n%25zz\n"]
     assert not worker_pids(os.getpid())
