@@ -649,16 +649,17 @@ def _feed_forever(stream: IO[bytes], stop: threading.Event) -> None:
             stream.write(lines)
 
 
-@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="finds workers through /proc")
-def test_a_dead_worker_ends_the_run_with_one_line() -> None:
-    """kill -9 of a worker used to hang the run forever, at 0% CPU (issue #12)."""
+@contextlib.contextmanager
+def _workers_running(stderr: int) -> Iterator[tuple[subprocess.Popen[bytes], list[int]]]:
+    """``urlsan canon --jobs 2`` fed without end, once its two workers run: the process and the
+    workers' ids.  Afterwards the feeding stops, and the process is killed if it still runs."""
     proc = subprocess.Popen(
         [*URLSAN, "canon", "--jobs", "2"],
         stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stderr=stderr,
     )
-    assert proc.stdin is not None and proc.stderr is not None
+    assert proc.stdin is not None
     stop = threading.Event()
     threading.Thread(target=_feed_forever, args=(proc.stdin, stop), daemon=True).start()
     try:
@@ -666,14 +667,22 @@ def test_a_dead_worker_ends_the_run_with_one_line() -> None:
         while len(workers := worker_pids(proc.pid)) < 2 and time.monotonic() < deadline:
             time.sleep(0.1)
         assert len(workers) == 2, "the workers did not start"
-        time.sleep(0.5)  # in the middle of the work
-        os.kill(workers[0], signal.SIGKILL)
-        status = proc.wait(timeout=30)  # the input never ends: only the error stops the run
+        yield proc, workers
     finally:
         stop.set()
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="finds workers through /proc")
+def test_a_dead_worker_ends_the_run_with_one_line() -> None:
+    """kill -9 of a worker used to hang the run forever, at 0% CPU (issue #12)."""
+    with _workers_running(subprocess.PIPE) as (proc, workers):
+        time.sleep(0.5)  # in the middle of the work
+        os.kill(workers[0], signal.SIGKILL)
+        status = proc.wait(timeout=30)  # the input never ends: only the error stops the run
+    assert proc.stderr is not None
     err = proc.stderr.read().decode()
     assert status == EXIT_WORKER_DIED
     assert err.count("\n") == 1 and "a worker process died" in err, err
@@ -685,24 +694,9 @@ def test_a_dead_worker_ends_the_run_with_one_line() -> None:
 @pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="finds workers through /proc")
 def test_workers_end_when_the_main_process_is_killed() -> None:
     """kill -9 of the command leaves no worker behind, busy or waiting for a block."""
-    proc = subprocess.Popen(
-        [*URLSAN, "canon", "--jobs", "2"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    assert proc.stdin is not None
-    stop = threading.Event()
-    threading.Thread(target=_feed_forever, args=(proc.stdin, stop), daemon=True).start()
-    try:
-        deadline = time.monotonic() + 60
-        while len(workers := worker_pids(proc.pid)) < 2 and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert len(workers) == 2, "the workers did not start"
+    with _workers_running(subprocess.DEVNULL) as (proc, workers):
         proc.kill()
         proc.wait(timeout=30)
-    finally:
-        stop.set()
     deadline = time.monotonic() + 10
     while _alive(workers) and time.monotonic() < deadline:
         time.sleep(0.1)
