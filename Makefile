@@ -94,7 +94,7 @@ bench: $(STAMP)
 bench-proxy: $(STAMP)
 	$(PY) bench/proxy.py
 
-# Longer budgets for tests/hardening (issue #5, docs/security.md): ~4 min per Python.
+# Longer budgets for tests/hardening (docs/security.md): ~4 min per Python.
 HARDENING_BUDGET ?= URLSAN_FUZZ_EXAMPLES=3000 URLSAN_FUZZ_SECONDS=60 \
 	URLSAN_LOAD_REQUESTS=20000 URLSAN_LOAD_CONNECTIONS=50
 

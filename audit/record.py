@@ -1,7 +1,7 @@
 """The audit record: its actions and the caps that keep one hostile request small.
 
 One JSON object per touched request, written by the addon (`urlsan.addon`) and by
-``urlsan audit``, read by ``urlsan report``.  Its fields (README, The audit log):
+``urlsan audit``, read by ``urlsan report``.  Its fields (docs/audit-log.md):
 ``ts``, ``client``, ``method``, ``host``, ``action``, ``before``, ``after``, ``profile``,
 ``edits`` and ``findings``; ``reason`` and ``rejected_by`` (the rule or limit that refused) for a
 refused target; ``edits_truncated`` / ``truncated`` when a cap cut it.

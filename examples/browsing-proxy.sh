@@ -6,7 +6,7 @@
 #   PORT=8888 LOG=~/urlsan.jsonl examples/browsing-proxy.sh
 #
 # Set the browser's HTTP and HTTPS proxy to 127.0.0.1:$PORT.  For HTTPS, visit http://mitm.it
-# through the proxy once and trust mitmproxy's CA (README, "HTTPS: install mitmproxy's CA").
+# through the proxy once and trust mitmproxy's CA (docs/proxy.md, "HTTPS: install mitmproxy's CA").
 # Stop with ^C, then:
 #
 #   urlsan report urlsan-audit.jsonl

@@ -1,6 +1,6 @@
 """urlsan — a URL sanitizer for mitmproxy: RFC 3986 canonicalization with a record of every rewrite.
 
-The distribution is one package per use (README, Layout):
+The distribution is one package per use (docs/layout.md):
 
     urlsan.core     the canonicalizer: `canonicalize`, `Policy`, `Result` (stdlib + idna only)
     urlsan.audit    the audit record, its JSON Lines writer, redaction, and the report

@@ -189,7 +189,7 @@ class TestModes:
             facts = f.metadata["urlsan"]
             assert facts["action"] == "rejected" and facts["rejected_by"] == rule
             assert rule in facts["reason"] and facts["after"] is None
-            # findings hold findings (README, Findings), never the rule that refused
+            # findings hold findings (docs/findings.md), never the rule that refused
             assert rule not in {x["rule"] for x in facts["findings"]}
 
     def test_reject_forwards_valid_targets_canonicalized(self, addon: UrlSanitizer) -> None:
@@ -581,7 +581,7 @@ def run_hook(addon: UrlSanitizer, f: http.HTTPFlow) -> bool:
 
 
 class TestLimits:
-    """urlsan_max_inline and urlsan_max_target (README, Long targets)."""
+    """urlsan_max_inline and urlsan_max_target (docs/proxy.md, Long targets)."""
 
     def test_defaults(self, addon: UrlSanitizer) -> None:
         with taddons.context(addon) as tctx:
