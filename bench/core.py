@@ -30,7 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from urlsan.core import Policy, canonicalize, compiled
-from urlsan.core.accel import twin_flags
+from urlsan.core.canonical import twin_flags
 
 HERE = Path(__file__).resolve().parent
 CORPORA = ("ada-kasztp.txt", "ada-userbait.txt")

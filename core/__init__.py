@@ -5,7 +5,7 @@
 'http://example.com/~user/b%2Fc?q=A%20b'
 """
 
-from .canonical import canonicalize, canonicalize_authority
+from .canonical import canonicalize, canonicalize_authority, engine, twin_loaded
 from .policy import RULES, Policy, Rule
 from .result import Edit, Finding, InvalidTarget, Result
 
@@ -19,4 +19,6 @@ __all__ = [
     "Rule",
     "canonicalize",
     "canonicalize_authority",
+    "engine",
+    "twin_loaded",
 ]

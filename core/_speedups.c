@@ -1,4 +1,4 @@
-/* The compiled twin of canonical.py for the targets most traffic is made of.
+/* The compiled twin of driver.py for the targets most traffic is made of.
  *
  * canonicalize(target, flags, form) returns the very Result the pure-Python driver returns (URL,
  * edits, findings), or None when the target lies outside what this twin handles; the caller then
@@ -14,7 +14,7 @@
  * backslash or escaped slash in the path under a rule on them goes back to Python, which is the
  * reference: tests/core/test_speedups.py holds the two to the same output.
  *
- * Each step of canonical.py is one static function here (step_scheme, step_authority with
+ * Each step of driver.py is one static function here (step_scheme, step_authority with
  * step_host and step_port, step_path, step_query, step_fragment), walked by steps().  The tables
  * (allowed characters per component, the unreserved sets, the default ports) come from
  * charsets.py and policy.py through setup(), so that the grammar lives in one place.  The output
@@ -64,7 +64,7 @@ static const char *const FINDING_NAMES[F_COUNT] = {
  * this twin guards by refusing the input (merge-slashes: "//" in the path) have a bit; rules that
  * cannot act on a handled target (idna-host, numeric-host, strip-host-dot, the escaped-slash and
  * backslash rules, the required repairs) have none, and neither have the query rules, which
- * canonical.py runs on this twin's result (their name patterns are Python's fnmatch). */
+ * driver.py runs on this twin's result (their name patterns are Python's fnmatch). */
 #define FL_LOWER_SCHEME (1 << 0)
 #define FL_LOWER_HOST (1 << 1)
 #define FL_DROP_EMPTY_PORT (1 << 2)
@@ -102,7 +102,7 @@ static const struct {
     {"backslash-as-slash", FL_SLASH_RULES},
     {"decode-escaped-slash", FL_SLASH_RULES},
     {"reject-escaped-slash", FL_SLASH_RULES},
-    /* no bit: canonical.py runs them on the twin's result */
+    /* no bit: driver.py runs them on the twin's result */
     {"drop-params", 0},
     {"sort-query", 0},
     {"drop-empty-query", 0},
@@ -951,7 +951,7 @@ static int has_dot_segments(const char *p, Py_ssize_t n) {
     return 0;
 }
 
-/* ---- the driver: canonical.py's steps for the handled targets, one function per component.
+/* ---- the driver: driver.py's steps for the handled targets, one function per component.
  *
  * Each step reads the input from st->pos, writes its component to st->out and returns OK, FAIL
  * (a Python exception is set) or REFUSE (the target is not one this twin handles: decline()
@@ -1180,7 +1180,7 @@ static int ends_in_number(const char *p, Py_ssize_t n) {
 }
 
 /* The host as the output has it now, from out_host on, replaced by text (a rewrite by rule,
- * from the host's text in the output), as canonical.py's structural() records it. */
+ * from the host's text in the output), as driver.py's structural() records it. */
 static int rewrite_host(State *st, int rule, Py_ssize_t hs, Py_ssize_t he, Py_ssize_t out_host,
                         const char *text, Py_ssize_t n) {
     Buf *out = &st->out;
@@ -1257,7 +1257,7 @@ static int lowercase_runs(State *st, Py_ssize_t hs, Py_ssize_t he) {
 
 /* RFC 3986 §3.2.2 reg-name in ASCII (an IDN is Python's): lowercase-host, the character rules
  * (the host's own escapes decode to lowercase letters, §6.2.2.1), strip-host-dot, numeric-host,
- * as canonical.py's host steps. */
+ * as driver.py's host steps. */
 static int step_host(State *st, Py_ssize_t hs, Py_ssize_t he) {
     if (he == hs) return decline(st, "empty host");
     int any = 0;
@@ -1348,7 +1348,7 @@ static int ipv6_valid(State *st, Py_ssize_t s, Py_ssize_t e) {
     return 1;
 }
 
-/* RFC 3986 §3.2.2 IP-literal in target[hs:he] ("[" ... "]"), as canonical.ip_literal: the address
+/* RFC 3986 §3.2.2 IP-literal in target[hs:he] ("[" ... "]"), as driver.ip_literal: the address
  * lowercased (§6.2.2.1), an RFC 6874 zone ID kept in its case, its bare "%" repaired to "%25"
  * and its escapes normalized; an IPvFuture lowercased whole. */
 static int step_ip_literal(State *st, Py_ssize_t hs, Py_ssize_t he) {
@@ -1596,7 +1596,7 @@ done:
     return rc;
 }
 
-/* RFC 3986 §3.4 query: the character rules (the query rules run in canonical.py after this). */
+/* RFC 3986 §3.4 query: the character rules (the query rules run in driver.py after this). */
 static int step_query(State *st) {
     Py_ssize_t qs = st->pos + 1, qe = find(st, '#', qs, st->len);
     if (qe < 0) qe = st->len;
@@ -1618,7 +1618,7 @@ static int step_fragment(State *st) {
     return scan(st, C_FRAGMENT, fs, st->len, &st->out);
 }
 
-/* The components in output order, as canonical.py runs them. */
+/* The components in output order, as driver.py runs them. */
 static int steps(State *st, int form) {
     if ((form == FORM_ASTERISK || form == FORM_AUTO) && st->len == 1 && CH(st, 0) == '*') {
         st->pos = st->len; /* RFC 9112 §3.2.4 "*": nothing to canonicalize */
@@ -1707,10 +1707,11 @@ static PyObject *twin_canonicalize(PyObject *self, PyObject *const *args, Py_ssi
 
 /* ---- the public canonicalize(target, policy=DEFAULT_POLICY, *, form="auto", host=None)
  *
- * canonical.canonicalize, made by entry(): it serves a str target under a Policy whose flags
- * the twin takes, straight from here, and calls Python for all else.  A policy's flags come from
- * accel.derived once and are then kept by the policy's identity (a Policy is an immutable value;
- * the cache holds a reference to it, so that no other policy can take its address). */
+ * canonical.canonicalize, made by entry() in canonical.py's hand-over (its _entered_in_c says
+ * what each argument is): it serves a str target under a Policy whose flags the twin takes,
+ * straight from here, and calls Python for all else.  A policy's flags come from
+ * canonical.derived once and are then kept by the policy's identity (a Policy is an immutable
+ * value; the cache holds a reference to it, so that no other policy can take its address). */
 
 #define POLICY_CACHE 8
 typedef struct {
@@ -1720,7 +1721,7 @@ typedef struct {
     PyObject *python;        /* canonical.canonicalize as written in Python: all else */
     PyObject *declined;      /* (target, policy, form, host): past a declining twin */
     PyObject *after_twin;    /* (result, policy, form, host): the query rules on a Result */
-    PyObject *derive;        /* accel.derived: (twin flags, query rules, ...) */
+    PyObject *derive;        /* canonical.derived: (twin flags, query rules, ...) */
     PyObject *default_policy, *policy_type;
     PyObject *switch_dict;   /* compiled.py's globals: its "twin" set to None turns this off */
     uint64_t switch_seen;    /* switch_dict's version when switch_on was read (switch_version) */
@@ -1850,7 +1851,7 @@ static PyObject *entry_call(Entry *self, PyObject *const *args, size_t nargsf,
 #endif
         return entry_text(self, target, policy, form, host, flags, code, query_rules);
     }
-    /* canonical._text: the bytes a proxy holds, as text whose offsets the edits count in */
+    /* driver.text_of: the bytes a proxy holds, as text whose offsets the edits count in */
     PyObject *decoded = PyUnicode_DecodeUTF8(PyBytes_AS_STRING(target),
                                              PyBytes_GET_SIZE(target), "surrogateescape");
     if (!decoded) return NULL;
@@ -1869,7 +1870,7 @@ static PyObject *entry_text(Entry *self, PyObject *target, PyObject *policy, PyO
         return PyObject_Vectorcall(self->declined, call, 4, NULL);
     }
     if (!result || !query_rules) return result;
-    /* canonical._after_twin's own first tests, without its frame: no query in the output and
+    /* driver.query_rules_after's own first tests, without its frame: no query in the output and
      * no path parameter in the input leave nothing to the query rules. */
     PyObject *url = PyTuple_GET_ITEM(result, 1);
     if (PyUnicode_FindChar(url, '?', 0, PyUnicode_GET_LENGTH(url), 1) == -1 &&

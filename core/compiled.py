@@ -1,11 +1,18 @@
-"""The compiled twin of `canonical.py` (core/_speedups.c), behind one import, as yarl does it.
+"""The compiled twin of the driver (core/_speedups.c), behind one import, as yarl does it.
+
+This module only loads it: its functions, or None each where it is absent (a build without a C
+compiler installs without it; ``URLSAN_NO_EXTENSIONS=1`` leaves it unloaded).  What runs when,
+and everything the twin is handed (the tables it walks, the Python functions its entry calls),
+is `canonical.py`'s, in one place.
+
+``twin`` is also the switch: ``compiled.twin = None`` sets the twin aside at run time, for the
+compiled entry too (tests, bench/core.py's pure-Python column, the proxy's warning test), and
+putting the function back turns it on again.
 
 The twin handles the targets most traffic is made of: origin-form paths, and http(s)/ws(s) URLs
-with an ASCII host. It returns the Result the Python driver returns (or raises its
-`InvalidTarget`, under a strict policy), or None for anything else, and then the Python driver
-runs. The Python driver stays the reference:
-tests/core/test_speedups.py holds the two to the same output. Set ``URLSAN_NO_EXTENSIONS=1`` to
-run without the twin. A build without a C compiler installs without it.
+with an ASCII host.  It returns the Result the reference driver returns (or raises its
+`InvalidTarget`, under a strict policy), or None for anything else, and then the driver runs.
+tests/core/test_speedups.py holds the two to the same output.
 """
 
 from __future__ import annotations
@@ -14,20 +21,20 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from . import charsets
-from .pipeline import RULES
-from .result import FOLD_AFTER, Edit, Finding, InvalidTarget, Result
+from .result import Result
 
 Twin = Callable[[str, int, str], Result | None]
 
-twin: Twin | None = None
+twin: Twin | None = None  # _speedups.canonicalize(target, flags, form), the switch (above)
 declined: Callable[[], str | None] | None = None  # why the twin's last call returned None
-entry: Callable[..., Callable[..., Result]] | None = None  # the public canonicalize, in C
+entry: Callable[..., Callable[..., Result]] | None = None  # makes the public canonicalize, in C
+setup: Callable[..., None] | None = None  # hands the twin the tables it walks
 urls: Callable[..., list[str]] | None = None  # many.py's loops, in C
 columns: Callable[..., tuple[list[Any], list[Any], list[Any]]] | None = None
-_flags: dict[str, int] = {}
-_unreserved_2396 = 0
-_strict = 0
+path: str | None = None  # the extension's file
+_flags: dict[str, int] = {}  # a rule's switch of the twin, for each rule it has one for
+_unreserved_2396 = 0  # the switch of RFC 2396's wider unreserved set
+_strict = 0  # the switch of a strict policy: raise where the policy would have to repair
 
 if not os.environ.get("URLSAN_NO_EXTENSIONS"):
     try:
@@ -38,45 +45,10 @@ if not os.environ.get("URLSAN_NO_EXTENSIONS"):
         twin = _speedups.canonicalize
         declined = _speedups.declined
         entry = _speedups.entry
+        setup = _speedups.setup
         urls = _speedups.urls
         columns = _speedups.columns
+        path = _speedups.__file__
         _flags = _speedups.FLAGS
         _unreserved_2396 = _speedups.UNRESERVED_2396
         _strict = _speedups.STRICT
-
-
-def setup(default_ports: dict[str, str]) -> None:
-    """Hand the twin the tables it walks, so that the grammar is written down only once."""
-    if twin is None:
-        return
-
-    def chars(s: frozenset[str]) -> str:
-        return "".join(sorted(s))
-
-    _speedups.setup(
-        Result,
-        Edit,
-        Finding,
-        chars(charsets.PATH),
-        chars(charsets.QUERY),
-        chars(charsets.FRAGMENT),
-        chars(charsets.UNRESERVED),
-        chars(charsets.UNRESERVED_2396),
-        default_ports,
-        FOLD_AFTER,
-        tuple(rule.name for rule in RULES),
-        chars(charsets.USERINFO),
-        chars(charsets.REG_NAME),
-        InvalidTarget,
-    )
-
-
-def flags(rules: frozenset[str], strict: bool, unreserved_2396: bool) -> int:
-    """The twin's switches for a policy; -1 when the twin cannot serve it (no twin).  Under a
-    strict policy the twin raises the `InvalidTarget` the reference raises."""
-    if twin is None or not rules <= _flags.keys():
-        return -1
-    bits = (_unreserved_2396 if unreserved_2396 else 0) | (_strict if strict else 0)
-    for rule in rules:
-        bits |= _flags[rule]
-    return bits

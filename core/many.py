@@ -12,17 +12,13 @@ import contextlib
 import gc
 import sys
 from collections.abc import Iterator, Sequence
-from types import FunctionType
 
-from . import compiled
+# The loops in C take the C entry: None without it (URLSAN_NO_EXTENSIONS, no compiler).
 from .canonical import canonicalize
+from .canonical import columns_in_c as _columns_in_c
+from .canonical import urls_in_c as _urls_in_c
 from .policy import Policy
 from .result import InvalidTarget
-
-# The loops in C take the C entry: None without the twin (URLSAN_NO_EXTENSIONS, no compiler).
-_ENTRY_IN_C = not isinstance(canonicalize, FunctionType)
-_urls_in_c = compiled.urls if _ENTRY_IN_C else None
-_columns_in_c = compiled.columns if _ENTRY_IN_C else None
 
 Columns = tuple[list[str | None], list[bool | None], list[list[str] | None]]
 

@@ -1,8 +1,8 @@
-"""The rules, and the order they run in, as data: what `canonical.py`'s driver walks.
+"""The rules, and the order they run in, as data: what the driver (`driver.py`) walks.
 
 `PIPELINE` is the one statement of the order: the components in output order, and within each
 its steps.  `RULES` (the rule table of README, Rules, and of ``urlsan rules``) follows it; the
-compiled twin is checked against it when it is set up (`compiled.py`).
+compiled twin is checked against it when it is set up (`canonical.py`, the hand-over).
 
 Character rules run as one pass over a component (`CHARACTERS`), so that each escape is decoded
 at most once ("%2541" stays "%2541"); in the path that pass also decodes or refuses escaped

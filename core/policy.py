@@ -1,7 +1,7 @@
 """The immutable `Policy`: which rules run (by named profile) and which parameters they drop.
 
 A pure value: nothing derived from it is stored on it.  What the accelerated path needs for a
-policy is derived and cached in `accel.py`; the rules and their order are `pipeline.py`'s.
+policy is derived and cached in `canonical.py`; the rules and their order are `pipeline.py`'s.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ REQUIRED_RULES = frozenset(
 
 _MEANING_KEPT = frozenset(r.name for r in RULES if not r.lossy)
 
-# The rules on a query's parameters: canonical.query_rules, run after the compiled twin too.
+# The rules on a query's parameters: driver.query_rules_after runs them after the compiled twin.
 QUERY_RULES = frozenset({"drop-params", "sort-query", "drop-empty-query"})
 
 # What drop-params drops unless told otherwise: tracking parameters and session IDs, each with

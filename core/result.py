@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 # Edits one component keeps apart before the rest of its character rewrites fold into the last
 # (issue #13): a megabyte of alternating hostile rewrites ("\x01%" * 2**19) is then a handful of
 # edits, not a million objects, while every real target keeps one edit per run.  Handed to the
-# compiled twin by `compiled.setup`, so both fold at the same place.
+# compiled twin with its tables (`canonical.py`, the hand-over), so both fold at the same place.
 FOLD_AFTER = 64
 
 

@@ -33,21 +33,17 @@ def _distribution_version() -> str:
 
 
 def twin_loaded() -> bool:
-    """Whether canonicalize runs the compiled twin first."""
-    from .core import compiled
+    """Whether canonicalize runs the compiled twin first: `urlsan.core.twin_loaded`'s to say."""
+    from . import core  # here, not at the top: importing _about loads no canonicalizer
 
-    return compiled.twin is not None
+    return core.twin_loaded()
 
 
 def engine() -> str:
-    """The canonicalizer this process runs, in words."""
-    if twin_loaded():
-        from .core import _speedups
+    """The canonicalizer this process runs, in words: `urlsan.core.engine`'s to say."""
+    from . import core
 
-        return f"compiled ({_speedups.__file__})"
-    if os.environ.get("URLSAN_NO_EXTENSIONS"):
-        return "pure Python (URLSAN_NO_EXTENSIONS is set)"
-    return "pure Python: the compiled twin urlsan.core._speedups is not installed"
+    return core.engine()
 
 
 def _mitmproxy_version() -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from urlsan.core import RULES, Policy, canonicalize
-from urlsan.core.canonical import _HANDLERS
+from urlsan.core.driver import _HANDLERS
 from urlsan.core.pipeline import CHARACTERS, COMPONENTS, PIPELINE
 from urlsan.core.policy import RULES_BY_NAME
 

@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 from urlsan.core import RULES, InvalidTarget, Policy, canonicalize
-from urlsan.core.canonical import canonicalize_python
+from urlsan.core.driver import canonicalize_python
 from urlsan.core.policy import DEFAULT_POLICY, PROFILES, REQUIRED_RULES, RULE_NAMES
 
 LOSSY = {

@@ -4,7 +4,7 @@ What a user relies on: for every target,
 ``_speedups.canonicalize(target, twin_flags(policy), form)`` is either None (not a target the
 twin handles) or exactly the `Result` that
 ``canonicalize_python(target, policy, form=form)`` returns: the same URL, edits and findings, of
-the same types.  The query rules (policy.QUERY_RULES) are the exception: canonical.py runs them
+the same types.  The query rules (policy.QUERY_RULES) are the exception: canonicalize runs them
 on the twin's result, so the twin alone answers as the reference does with them off.  It never
 raises for a str target, and `canonicalize` (twin, then query rules, then fast path, then the
 reference) returns what the reference returns.
@@ -28,8 +28,7 @@ import pytest
 from hypothesis import assume, event, example, given
 from hypothesis import strategies as st
 from urlsan.core import compiled
-from urlsan.core.accel import twin_flags
-from urlsan.core.canonical import canonicalize, canonicalize_python
+from urlsan.core.canonical import canonicalize, canonicalize_python, twin_flags
 from urlsan.core.policy import PROFILES, QUERY_RULES, REQUIRED_RULES, RULE_NAMES, Policy
 from urlsan.core.result import FOLD_AFTER, Edit, Finding, InvalidTarget, Result
 
@@ -102,7 +101,7 @@ def outcome(func: Callable[..., Result], target: str | bytes, policy: Policy, fo
 
 
 def without_query_rules(policy: Policy) -> Policy:
-    """What the twin alone answers for: canonical.py runs the query rules on its result."""
+    """What the twin alone answers for: canonicalize runs the query rules on its result."""
     return dataclasses.replace(policy, rules=policy.rules - QUERY_RULES)
 
 
