@@ -112,8 +112,47 @@ def path(text: str, start: int, absolute: bool, out: Findings) -> bool:
     first = text.startswith(_DOT_STARTS)  # a first segment that starts with a dot
     if not first and "/." not in text and not (escaped and ("/%2e" in text or "/%2E" in text)):
         return False  # no segment starts with a dot, raw or escaped: "/a.html" (the most)
-    if text[:1] == "/" and ";" not in text and _dot_segments(text, start, out):
-        return True
+    # Counted by str methods where they can (most such paths), else segment by segment.
+    if text[:1] != "/" or ";" in text or not _dot_segments(text, start, out):
+        _dot_starts(text, start, first, absolute, out)
+    return True
+
+
+def _dot_segments(text: str, start: int, out: Findings) -> bool:
+    """`path`'s findings of an absolute path with no ";" whose dot segments are all raw
+    ("/a/./b/../c") or all escaped ("/a/%2e%2E/c"), counted in C.  False, with nothing added,
+    for `_dot_starts` to decide: both kinds at once, or a ".." that may rise above the root."""
+    segments = read = text.split("/")
+    name = "dot-segment"
+    if "%2e" in text or "%2E" in text:
+        if "." in segments or ".." in segments:
+            return False
+        read = text.replace("%2e", ".").replace("%2E", ".").split("/")  # segment by segment
+        name = "encoded-dot-segment"
+    dots, dotdots = read.count("."), read.count("..")
+    if dotdots:
+        first = read.index("..")
+        # RFC 3986 §5.2.4: each ".." pops a segment.  None rises above the root when the
+        # segments before the first ".." (less the "." among them) are as many as the "..".
+        if first - 1 - read[1:first].count(".") < dotdots:
+            return False
+        if dots:
+            dot = read.index(".")
+            if dot < first:
+                first = dot
+    elif dots:
+        first = read.index(".")
+    else:
+        return True  # ".hidden", "..x": segments that only start with a dot
+    offset = start + len("/".join(segments[:first])) + 1
+    out[name, "path"] = [name, "path", offset, segments[first], dots + dotdots]
+    return True
+
+
+def _dot_starts(text: str, start: int, first: bool, absolute: bool, out: Findings) -> None:
+    """`path`'s findings segment by segment, where `_dot_segments` cannot count them: a ";", a
+    relative path, raw and escaped dot segments together, a ".." that may rise above the root.
+    ``first``: the first segment starts with a dot."""
     # Only the segments that start with a dot are looked at: each is found after its "/" (the
     # first after one put in front), and the segments between are counted by their "/".
     if first:
@@ -142,38 +181,6 @@ def path(text: str, start: int, absolute: bool, out: Findings) -> bool:
             add(out, "path-parameter-dotdot", "path", start + at + 1, raw)
         elif index > 0:
             depth += 1
-    return True
-
-
-def _dot_segments(text: str, start: int, out: Findings) -> bool:
-    """`path`'s findings of an absolute path with no ";" whose dot segments are all raw
-    ("/a/./b/../c") or all escaped ("/a/%2e%2E/c"), counted in C.  False, with nothing added,
-    for `path`'s loop to decide: both kinds at once, or a ".." that may rise above the root."""
-    segments = read = text.split("/")
-    name = "dot-segment"
-    if "%2e" in text or "%2E" in text:
-        if "." in segments or ".." in segments:
-            return False
-        read = text.replace("%2e", ".").replace("%2E", ".").split("/")  # segment by segment
-        name = "encoded-dot-segment"
-    dots, dotdots = read.count("."), read.count("..")
-    if dotdots:
-        first = read.index("..")
-        # RFC 3986 §5.2.4: each ".." pops a segment.  None rises above the root when the
-        # segments before the first ".." (less the "." among them) are as many as the "..".
-        if first - 1 - read[1:first].count(".") < dotdots:
-            return False
-        if dots:
-            dot = read.index(".")
-            if dot < first:
-                first = dot
-    elif dots:
-        first = read.index(".")
-    else:
-        return True  # ".hidden", "..x": segments that only start with a dot
-    offset = start + len("/".join(segments[:first])) + 1
-    out[name, "path"] = [name, "path", offset, segments[first], dots + dotdots]
-    return True
 
 
 def host(text: str, start: int, out: Findings) -> None:

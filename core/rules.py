@@ -1,4 +1,4 @@
-"""One small function per rule.  `canonical.py` runs them in the order of `policy.RULES`.
+"""One small function per rule.  The driver (`driver.py`) runs them in the order of `policy.RULES`.
 
 Every function takes a component's text and returns the new text; rewrites are reported to an
 `Edits` recorder with offsets into the original input.
@@ -209,6 +209,38 @@ _ESCAPE, _STRAY, _ASCII, _WIDE = 1, 2, 3, 4
 _GROUPS = {"escape": _ESCAPE, "stray": _STRAY, "ascii": _ASCII, "wide": _WIDE}
 
 
+def _escape_table(
+    unreserved: frozenset[str], lower: bool, decode: bool, upper: bool
+) -> dict[str, tuple[str, str]]:
+    """The two hex digits after a "%", in either case -> (replacement, rule) of the character
+    rules (§6.2.2.1, §6.2.2.2); `_NOT_FOUND` when none changes the escape."""
+    table: dict[str, tuple[str, str]] = {}
+    for byte in range(256):
+        canonical = pct(byte)
+        hi, lo = canonical[1], canonical[2]
+        for pair in {h + lo_ for h in {hi, hi.lower()} for lo_ in {lo, lo.lower()}}:
+            if decode and chr(byte) in unreserved:
+                # lower: a host's "%41" decodes straight to "a" (§6.2.2.1, §6.2.2.2), so that
+                # lowercase-host, which runs first, only ever edits characters of the input.
+                decoded = chr(byte).lower() if lower else chr(byte)
+                table[pair] = (decoded, "decode-unreserved")
+            elif upper and "%" + pair != canonical:
+                table[pair] = (canonical, "uppercase-escape")
+            else:
+                table[pair] = _NOT_FOUND
+    return table
+
+
+# The path's escaped slashes, by what the policy does with them (`Scanner`'s ``slash``): kept
+# as the other escapes are, refused, or decoded ("%5C" too only when backslash-as-slash is on).
+_SLASH_ESCAPES: dict[str, dict[str, tuple[str, str]]] = {
+    "keep": {},
+    "reject": dict.fromkeys(("2F", "2f", "5C", "5c"), ("", "reject-escaped-slash")),
+    "decode": dict.fromkeys(("2F", "2f"), ("/", "decode-escaped-slash")),
+    "decode-all": dict.fromkeys(("2F", "2f", "5C", "5c"), ("/", "decode-escaped-slash")),
+}
+
+
 class Scanner:
     """The character rules of one component: an escape table and two compiled patterns.
 
@@ -242,20 +274,9 @@ class Scanner:
         self.component = component
         allowed = charsets.regex_class(charsets.ALLOWED[component])
         # The two hex digits after a "%" -> (replacement, rule); ("", "") when nothing changes.
-        self.escapes: dict[str, tuple[str, str]] = {}
-        for byte in range(256):
-            canonical = pct(byte)
-            hi, lo = canonical[1], canonical[2]
-            for pair in {h + lo_ for h in {hi, hi.lower()} for lo_ in {lo, lo.lower()}}:
-                if decode and chr(byte) in unreserved:
-                    # lower: a host's "%41" decodes straight to "a" (§6.2.2.1, §6.2.2.2), so that
-                    # lowercase-host, which runs first, only ever edits characters of the input.
-                    decoded = chr(byte).lower() if lower else chr(byte)
-                    self.escapes[pair] = (decoded, "decode-unreserved")
-                elif upper and "%" + pair != canonical:
-                    self.escapes[pair] = (canonical, "uppercase-escape")
-                else:
-                    self.escapes[pair] = _NOT_FOUND
+        self.escapes = _escape_table(unreserved, lower, decode, upper)
+        if component == "path":
+            self.escapes |= _SLASH_ESCAPES[slash]
         # A disallowed ASCII character alone is common in hostile input: its escape from a table.
         # Runs of characters to escape, ASCII or not ("é"), join it as `_encoded` meets them.
         self.single = {
@@ -263,13 +284,6 @@ class Scanner:
             for c in range(128)
             if chr(c) not in charsets.ALLOWED[component] and chr(c) != "%"
         }
-        if component == "path" and slash != "keep":
-            if slash == "reject":
-                for pair in ("2F", "2f", "5C", "5c"):
-                    self.escapes[pair] = ("", "reject-escaped-slash")
-            else:  # "%2F" -> "/"; "%5C" too only when backslash-as-slash is on ("decode-all")
-                for pair in ("2F", "2f", "5C", "5c") if slash == "decode-all" else ("2F", "2f"):
-                    self.escapes[pair] = ("/", "decode-escaped-slash")
         self.kept = _pairs(pair for pair, hit in self.escapes.items() if hit is _NOT_FOUND)
         # Text no rule changes: allowed characters and escapes already canonical, one fullmatch.
         # Runs of allowed characters between kept escapes: one repetition per escape, not one

@@ -129,20 +129,7 @@ def spans(target: str, form: str = "auto") -> Split:
     if form == "asterisk":
         return (form, *_NO_AUTHORITY, target, 0, *_ABSENT, *_ABSENT)
     if form == "origin":
-        # RFC 9112 §3.2.1: the path runs to "?" (a "//" here is path, not authority).
-        m = _ORIGIN_FORM.match(target)
-        assert m is not None
-        path, query, fragment = m.groups()
-        return (
-            form,
-            *_NO_AUTHORITY,
-            path,
-            0,
-            query,
-            m.start("query"),
-            fragment,
-            m.start("fragment"),
-        )
+        return _origin_form(target)
     m = _URI_REFERENCE.match(target)
     assert m is not None  # every group is optional
     scheme, host_, port_, authority, path, query, fragment = m.groups()  # one call for all
@@ -150,18 +137,7 @@ def spans(target: str, form: str = "auto") -> Split:
         form == "auto" and scheme is None and _AUTHORITY_FORM.fullmatch(target)
     ):
         # "127.0.0.1:8080", "[::1]:443": no scheme can start so, only an authority can.
-        userinfo_span, host_span, port_span = split_authority(target, 0)
-        return (
-            "authority",
-            *_ABSENT,
-            *userinfo_span,
-            *host_span,
-            *port_span,
-            "",
-            len(target),
-            *_ABSENT,
-            *_ABSENT,
-        )
+        return _authority_form(target)
     # Each component starts where the one before it ends, past its delimiter (Appendix B): its
     # offset is a sum of lengths, which costs less than the match's spans (`m.regs` is nine
     # tuples).  An absent scheme, query or fragment is at -1, as `m.start` says.
@@ -206,4 +182,37 @@ def spans(target: str, form: str = "auto") -> Split:
         query_at,
         fragment,
         -1 if fragment is None else at + 1,  # past "#"
+    )
+
+
+def _origin_form(target: str) -> Split:
+    """RFC 9112 §3.2.1: the path runs to "?" (a "//" here is path, not authority)."""
+    m = _ORIGIN_FORM.match(target)
+    assert m is not None  # every group is optional
+    path, query, fragment = m.groups()
+    return (
+        "origin",
+        *_NO_AUTHORITY,
+        path,
+        0,
+        query,
+        m.start("query"),
+        fragment,
+        m.start("fragment"),
+    )
+
+
+def _authority_form(target: str) -> Split:
+    """RFC 9112 §3.2.3: all of the target is the authority, and the path is empty."""
+    userinfo_span, host_span, port_span = split_authority(target, 0)
+    return (
+        "authority",
+        *_ABSENT,
+        *userinfo_span,
+        *host_span,
+        *port_span,
+        "",
+        len(target),
+        *_ABSENT,
+        *_ABSENT,
     )
