@@ -1,14 +1,12 @@
-"""The streaming plumbing: pickling for worker processes, bounded reads, flat memory, progress."""
+"""The batch run (cli/batch.py) and its --jobs workers: order, line numbers and output as one
+process gives them, when workers start, what becomes of a dead one; flat memory."""
 
 from __future__ import annotations
 
 import contextlib
 import errno
-import gzip
 import io
-import itertools
 import os
-import pickle
 import signal
 import subprocess
 import sys
@@ -17,119 +15,17 @@ import time
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import IO, Any
 
 import pytest
 from cli_harness import URLSAN, RunUrlsan, worker_pids
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from urlsan.cli import batch, inputs, spans, workers
+from urlsan.cli import batch, workers
 from urlsan.cli.batch import run_blocks
 from urlsan.cli.blocks import Block, Done
-from urlsan.cli.formats import Mode
 from urlsan.cli.inputs import BlockReader
-from urlsan.cli.processor import OnError, Processor
-from urlsan.cli.progress import Progress
+from urlsan.cli.processor import Processor
 from urlsan.cli.status import EXIT_BAD_LINES, EXIT_WORKER_DIED
 from urlsan.core import Policy, canonicalize
-
-POLICIES = [
-    Policy(),
-    Policy.profile("rfc2396"),
-    Policy.profile("crawler"),
-    Policy.profile("strict"),
-    Policy.profile("crawler").with_rules("+merge-slashes,-sort-query,+reject-escaped-slash"),
-]
-SAMPLES = [
-    "HTTP://Example.COM:80/%7euser/./a/../b",
-    "http://a//b/?utm_source=x&b=1&a=2#top",
-    "http://a/b%2Fc",
-    "/x/%41?q=%zz",
-]
-
-
-@pytest.mark.parametrize("policy", POLICIES, ids=lambda p: p.name)
-def test_policies_pickle_and_behave_the_same(policy: Policy) -> None:
-    # Spawned --jobs workers (macOS, Windows), Dask and Spark get the policy pickled.
-    copy = pickle.loads(pickle.dumps(policy))
-    assert copy == policy
-    for url in SAMPLES:
-        try:
-            expected = canonicalize(url, policy)
-        except ValueError as e:
-            with pytest.raises(type(e)):
-                canonicalize(url, copy)
-            continue
-        assert canonicalize(url, copy) == expected
-
-
-def test_processor_and_function_pickle() -> None:
-    processor = Processor(Policy.profile("crawler"), Mode.DIFF)
-    copy = pickle.loads(pickle.dumps(processor))
-    block = Block(("\n".join(SAMPLES) + "\n").encode(), 1)
-    assert copy(block) == processor(block)
-    assert pickle.loads(pickle.dumps(canonicalize)) is canonicalize  # by reference, no state
-
-
-def test_processor_outcomes() -> None:
-    done = Processor(Policy.profile("strict"))(Block(b"HTTP://a/\nhttp://a/b c\nhttp://b/\n", 7))
-    assert (done.lines, done.valid) == (3, 2)
-    assert done.pieces == [b"http://a/\n", b"http://a/b c\nhttp://b/\n"]  # cut at the bad line
-    ((number, why),) = done.bad
-    assert number == 8 and why.startswith("rejected: ")
-    stop = Processor(Policy.profile("strict"), on_error=OnError.FAIL)
-    assert stop(Block(b"HTTP://a/\nhttp://a/b c\nhttp://b/\n", 1)).pieces == [b"http://a/\n", b""]
-
-
-def _blocks(data: bytes, **options: Any) -> list[Block]:
-    return list(BlockReader(io.BufferedReader(io.BytesIO(data)), **options))
-
-
-def _lines(data: bytes, max_bytes: int, **options: Any) -> tuple[list[str], list[tuple[int, str]]]:
-    sep = options.get("sep", b"\n")
-    processor = Processor(Policy(), max_bytes=max_bytes, sep=sep)
-    out: list[str] = []
-    bad: list[tuple[int, str]] = []
-    for block in _blocks(data, max_bytes=max_bytes, **options):
-        done = processor(block)
-        out += b"".join(done.pieces).decode().split(sep.decode())[:-1]
-        bad += done.bad
-    return out, bad
-
-
-def test_the_reader_never_holds_a_long_line() -> None:
-    data = b"http://a/\n" + b"x" * 1_000_000 + b"\nhttp://b/"
-    blocks = _blocks(data, max_bytes=1000, size=4096)
-    assert max(len(b.data) for b in blocks) <= 4096 + 1000 + 2
-    assert _lines(data, 1000, size=4096) == (
-        ["http://a/", "", "http://b/"],
-        [(2, "longer than 1000 bytes")],
-    )
-
-
-def test_a_line_of_exactly_the_limit_is_fine() -> None:
-    data = b"http://" + b"y" * 3 + b"\nhttp://" + b"z" * 3
-    assert _lines(data, 10, size=4) == (["http://yyy/", "http://zzz/"], [])
-
-
-def test_nul_separated_lines_may_hold_newlines() -> None:
-    out, bad = _lines(b"HTTP://a/\0http://b/x\ny\0\0", 100, sep=b"\0")
-    assert out == ["http://a/", "http://b/x%0Ay", ""]  # a newline inside a line is a character
-    assert bad == [(3, "empty")]
-
-
-def test_blocks_number_lines_and_end_when_full() -> None:
-    data = b"".join(b"http://h/%d\n" % i for i in range(1000))
-    blocks = _blocks(data, size=1024)
-    assert len(blocks) > 5 and blocks[0].first == 1
-    assert [b.first for b in blocks[1:]] == [b.first + b.data.count(b"\n") for b in blocks[:-1]]
-    assert [b.pause for b in blocks] == [False] * (len(blocks) - 1) + [True]  # the end
-    per_line = _blocks(data[:33], per_line=True)  # --line-buffered: a block per line
-    assert [(b.data, b.first, b.pause) for b in per_line] == [
-        (b"http://h/0\n", 1, True),
-        (b"http://h/1\n", 2, True),
-        (b"http://h/2\n", 3, True),
-    ]
 
 
 def test_run_blocks_numbers_lines_across_blocks() -> None:
@@ -141,143 +37,6 @@ def test_run_blocks_numbers_lines_across_blocks() -> None:
     assert len(results) > 5
     assert [n for _, done in results for n, _ in done.bad] == list(range(97, 1001, 97))
     assert [b.first for b, _ in results[1:]] == [b.first + d.lines for b, d in results[:-1]]
-
-
-def test_urls_hands_a_line_that_may_be_too_long_to_the_slow_path() -> None:
-    # 4 bytes per character at most: a line of more than max_bytes / 4 characters is measured.
-    processor = Processor(Policy(), max_bytes=40)
-    done = processor(Block("http://a/\nhttp://b/éééééééééééééééé\nhttp://c/\n".encode(), 1))
-    assert done.bad == [(2, "longer than 40 bytes")]
-    done = processor(Block(b"http://a/\nhttp://b/bbbbbbbbbbbbbbbbbbbbbbbbbbbbb\nHTTP://c/\n", 1))
-    assert (done.bad, done.pieces) == (
-        [],
-        [b"http://a/\nhttp://b/bbbbbbbbbbbbbbbbbbbbbbbbbbbbb\nhttp://c/\n"],
-    )
-
-
-def _as_read(lines: list[bytes], max_bytes: int) -> list[bytes]:
-    """Lines as the processor sees them: one longer than ``max_bytes`` is just too long (kept
-    whole or cut to ``max_bytes + 1`` bytes, depending on where the reads fell)."""
-    return [b"<too long>" if len(line) > max_bytes else line for line in lines]
-
-
-def _reader_lines(data: bytes, sep: bytes, max_bytes: int) -> list[bytes]:
-    """The lines `BlockReader` hands on for ``data``."""
-    stream = cast(IO[bytes], io.BufferedReader(io.BytesIO(data)))
-    blocks = BlockReader(stream, sep, max_bytes, size=64)
-    return _as_read([line for b in blocks for line in b.data.split(sep)[:-1]], max_bytes)
-
-
-@settings(max_examples=300, deadline=None)
-@given(
-    lines=st.lists(st.sampled_from([b"", b"a", b"http://h/x", b"y" * 45, b"\xc3\xa9"])),
-    last_sep=st.booleans(),
-    sizes=st.lists(st.integers(1, 60), min_size=1, max_size=8),
-    sep=st.sampled_from([b"\n", b"\0"]),
-)
-def test_spans_read_each_line_once_as_the_reader_does(
-    tmp_path_factory: pytest.TempPathFactory,
-    lines: list[bytes],
-    last_sep: bool,
-    sizes: list[int],
-    sep: bytes,
-) -> None:
-    """Workers read a file in spans (`spans.read_span`): every line is read by exactly one
-    span, the one it starts in, as `BlockReader` reads it (an over-long line cut alike)."""
-    head = b"first" + sep  # spans start after the first block, never at 0
-    data = head + sep.join(lines) + (sep if last_sep else b"")
-    path = tmp_path_factory.mktemp("spans") / "f"
-    path.write_bytes(data)
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        got, start = [], len(head)
-        for size in itertools.cycle(sizes):
-            if start >= len(data):
-                break
-            got.append(spans.read_span(fd, start, min(start + size, len(data)), sep, 20))
-            start += size
-        assert spans.line_start(fd, len(data), sep) == len(data)  # where more would start
-    finally:
-        os.close(fd)
-    joined = b"".join(got)
-    assert joined.endswith(sep) or not joined
-    assert _as_read(joined.split(sep)[:-1], 20) == _reader_lines(data, sep, 20)[1:]
-
-
-def test_line_start_skips_to_the_next_line(tmp_path: Path) -> None:
-    path = tmp_path / "f"
-    path.write_bytes(b"ab\ncd\nef")
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        starts = [spans.line_start(fd, offset, b"\n") for offset in range(1, 9)]
-    finally:
-        os.close(fd)
-    assert starts == [3, 3, 3, 6, 6, 6, 8, 8]  # 8: the end (the last line has no newline)
-
-
-def test_spans_read_on_when_the_file_grows(tmp_path: Path) -> None:
-    """Lines added to the file while workers read it are read too, as one process would."""
-    path = tmp_path / "f"
-    path.write_bytes(b"".join(b"http://h/%d\n" % i for i in range(100)))
-    with path.open("rb") as stream:
-        reader = BlockReader(stream, size=64)
-        blocks = iter(reader)
-        first = next(blocks)
-        found = spans.file_spans(reader, 100)
-        assert found is not None
-        taken = [next(found) for _ in range(3)]
-        assert all(b.span is not None and b.first == 0 for b in taken)
-        with path.open("ab") as more:
-            more.write(b"http://h/new\n")
-        rest = list(found)
-        read = first.data + b"".join(
-            spans.read_span(*b.span, b"\n", 100) if b.span else b.data for b in [*taken, *rest]
-        )
-    assert read.split(b"\n")[-3:] == [b"http://h/99", b"http://h/new", b""]
-    assert len(read.split(b"\n")) == 102
-
-
-def test_no_spans_of_a_pipe_or_gzip(tmp_path: Path) -> None:
-    read_end, write_end = os.pipe()
-    os.write(write_end, b"http://a/\n" * 20)
-    os.close(write_end)
-    with os.fdopen(read_end, "rb") as stream:
-        reader = BlockReader(stream, size=64)
-        next(iter(reader))
-        assert spans.file_spans(reader, 100) is None
-    path = tmp_path / "f.gz"
-    path.write_bytes(gzip.compress(b"http://a/\n" * 20))
-    with inputs.open_input(str(path)) as stream:
-        reader = BlockReader(stream, size=64)
-        next(iter(reader))
-        assert spans.file_spans(reader, 100) is None
-    # Buffered again, a gzip stream still answers fileno() with the compressed file's.
-    with io.BufferedReader(gzip.GzipFile(path)) as stream:  # type: ignore[arg-type]
-        reader = BlockReader(stream, size=64)
-        next(iter(reader))
-        assert spans.file_spans(reader, 100) is None
-
-
-def test_closing_a_gzip_input_closes_its_file(tmp_path: Path) -> None:
-    path = tmp_path / "f.gz"
-    path.write_bytes(gzip.compress(b"http://a/\n"))
-    stream = inputs.open_input(str(path))
-    compressed = cast(gzip.GzipFile, stream).fileobj
-    assert stream.read() == b"http://a/\n" and compressed is not None
-    stream.close()
-    assert compressed.closed  # not left open until the process ends
-
-
-def test_a_pause_in_the_input_ends_a_block() -> None:
-    read_end, write_end = os.pipe()
-    with os.fdopen(read_end, "rb") as stream:
-        blocks = iter(BlockReader(stream))
-        os.write(write_end, b"http://a/\nhttp://b")  # a line and a half, then nothing
-        first = next(blocks)
-        assert (first.data, first.first, first.pause) == (b"http://a/\n", 1, True)
-        os.write(write_end, b"/\n")
-        os.close(write_end)
-        assert [(b.data, b.first) for b in blocks] == [(b"http://b/\n", 2)]
 
 
 def _write_urls(path: Path, count: int) -> None:
@@ -307,24 +66,6 @@ def test_memory_is_flat_in_the_number_of_lines(urlsan: RunUrlsan, tmp_path: Path
     peak_small = _peak(urlsan, "-i", str(small), "-o", out)
     peak_large = _peak(urlsan, "-i", str(large), "-o", out)
     assert peak_large < 1.5 * peak_small + 256 * 1024, (peak_small, peak_large)
-
-
-def test_progress_draws_then_clears() -> None:
-    err = io.StringIO()
-    progress = Progress(err, size=1000, position=lambda: 250, enabled=True)
-    progress.update(10)
-    assert err.getvalue() == ""  # nothing in the first second: small inputs never show it
-    progress.next = 0.0
-    progress.update(12345)
-    assert "[#######" in err.getvalue() and "25%" in err.getvalue()
-    assert "12,345 lines" in err.getvalue()
-    progress.close()
-    assert err.getvalue().endswith("\r\x1b[K")
-    off = io.StringIO()
-    quiet = Progress(off, size=None, position=None, enabled=False)
-    quiet.next = 0.0
-    quiet.update(5)
-    assert off.getvalue() == ""
 
 
 @pytest.fixture
@@ -571,32 +312,6 @@ def test_a_large_file_goes_to_workers_from_its_first_block(
     finally:
         for name, value in zip(names, saved, strict=True):
             setattr(batch, name, value)
-
-
-def test_a_channel_carries_messages_longer_than_its_pipe() -> None:
-    """The pipes to forked workers: a block's output over the pipe's size (a megabyte of
-    lines of "é" is three as output) arrives whole, in order; a closed end is an EOFError,
-    which the pool reports as a dead worker."""
-    out_read, out_write = os.pipe()
-    in_read, in_write = os.pipe()
-    sender, receiver = workers._Channel(in_read, out_write), workers._Channel(out_read, in_write)
-    big = bytes(range(256)) * (3 * 4096 + 7)  # 3 MiB and a bit
-    messages: list[Any] = [("head", 3, None), big, b"", b"x" * 70_000]
-    feeder = threading.Thread(
-        target=lambda: [
-            sender.send(m) if isinstance(m, tuple) else sender.send_bytes(m) for m in messages
-        ]
-    )
-    feeder.start()
-    try:
-        assert receiver.recv() == messages[0]
-        assert [receiver.recv_bytes() for _ in range(3)] == messages[1:]
-    finally:
-        feeder.join()
-    sender.close()
-    with pytest.raises(EOFError):
-        receiver.recv_bytes()
-    receiver.close()
 
 
 def test_workers_start_only_for_long_costly_inputs() -> None:
