@@ -6,6 +6,10 @@
     python bench/proxy.py --scenario memory --large 1000
     python bench/proxy.py --scenario hook
 
+(or ``python -m bench.proxy …`` from the checkout's root).  The processes and the upstream are
+the tests' own (tests.harness): run as a file, this script puts the checkout's root first on
+sys.path to import them.
+
 The mitmdumps (with urlsan, without it, and for the mix one with an addon that does nothing)
 run in reverse mode (``--mode reverse:URL``) in front of one local HTTP/1.1 upstream, a process
 of its own; rounds alternate between them so that all see the same machine state.  The addon
@@ -45,10 +49,7 @@ import contextlib
 import json
 import os
 import random
-import re
-import signal
 import socket
-import socketserver
 import statistics
 import subprocess
 import sys
@@ -58,9 +59,14 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
+
+if not __package__:  # python bench/proxy.py: the checkout's root, for tests.harness and bench
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from urlsan.addon.sanitizer import MAX_TARGET
+
+from tests.harness import Mitmdump, mitmdump_command, upstream_process
 
 CLEAN = [
     b"/",
@@ -78,7 +84,6 @@ DIRTY = [
     b"/page#section",
     b"/caf%c3%a9/menu",
 ]
-LISTENING = re.compile(rb"listening at (?:\*|[\d.]+|\[[^\]]*\]):(\d+)")
 
 # Run inside the urlsan proxy of the mix scenario (bench only): each request's hook timed where
 # it really runs, between mitmproxy's own work, which leaves the CPU caches cold for it; the
@@ -100,72 +105,6 @@ atexit.register(lambda: json.dump(_samples, open(TIMES, "w")))
 """
 
 
-class Upstream(socketserver.ThreadingTCPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-
-class Handler(socketserver.StreamRequestHandler):
-    def handle(self) -> None:
-        body = b"ok\n"
-        response = b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body)
-        while True:
-            line = self.rfile.readline(65536)
-            if not line:
-                return
-            while self.rfile.readline(65536) not in (b"\r\n", b"\n", b""):
-                pass
-            self.wfile.write(response)
-
-
-def _serve_upstream(pipe: Any) -> None:
-    server = Upstream(("127.0.0.1", 0), Handler)
-    pipe.send(server.server_address[1])
-    server.serve_forever()
-
-
-def start_upstream() -> tuple[Any, int]:
-    """The upstream server in a process of its own, and its port.  Not a thread of this one: it
-    reads every request the proxies forward, a hostile one of megabytes too, and in this
-    process it would hold the GIL that the clients timing the other requests wait for."""
-    import multiprocessing
-
-    mine, theirs = multiprocessing.Pipe()
-    process = multiprocessing.get_context("spawn").Process(
-        target=_serve_upstream, args=(theirs,), daemon=True
-    )
-    process.start()
-    port: int = mine.recv()
-    return process, port
-
-
-def start_proxy(argv: list[str], tmp: Path) -> tuple[subprocess.Popen[bytes], int]:
-    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=tmp)
-    assert process.stdout is not None
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        line = process.stdout.readline()
-        if not line:
-            break
-        m = LISTENING.search(line)
-        if m:
-            # Keep draining mitmdump's output so that it never blocks on a full pipe.
-            threading.Thread(target=process.stdout.read, daemon=True).start()
-            return process, int(m.group(1))
-    process.kill()
-    raise SystemExit(f"mitmdump did not start: {' '.join(argv)}")
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of a process (Linux /proc), steadier than wall time on a busy box."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -181,16 +120,23 @@ def client(port: int, targets: list[bytes]) -> list[float]:
         for target in targets:
             t0 = time.perf_counter()
             s.sendall(b"GET %s HTTP/1.1\r\nHost: bench.local\r\n\r\n" % target)
-            length = 0
-            while True:
-                line = f.readline()
-                if line in (b"\r\n", b""):
-                    break
-                if line[:15].lower() == b"content-length:":
-                    length = int(line[15:])
-            f.read(length)
+            read_response(f)
             latencies.append(time.perf_counter() - t0)
     return latencies
+
+
+def read_response(f: BinaryIO) -> bytes:
+    """One response from ``f``: its head, then its body by Content-Length; its status line."""
+    status = f.readline()
+    length = 0
+    while True:
+        line = f.readline()
+        if line in (b"\r\n", b""):
+            break
+        if line[:15].lower() == b"content-length:":
+            length = int(line[15:])
+    f.read(length)
+    return status
 
 
 def run_round(port: int, targets: list[bytes], connections: int) -> tuple[float, list[float]]:
@@ -421,17 +367,7 @@ def send_once(port: int, target: bytes, timeout: float = 600) -> int:
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
             s.sendall(b"GET %s HTTP/1.1\r\nHost: bench.local\r\n\r\n" % target)
-            f = s.makefile("rb")
-            status = f.readline()
-            length = 0
-            while True:
-                line = f.readline()
-                if line in (b"\r\n", b""):
-                    break
-                if line[:15].lower() == b"content-length:":
-                    length = int(line[15:])
-            f.read(length)
-            return int(status.split()[1])
+            return int(read_response(s.makefile("rb")).split()[1])
     except (OSError, IndexError, ValueError):
         return 0
 
@@ -543,7 +479,7 @@ def load_real_targets(corpus_dir: Path, count: int = 20_000) -> tuple[list[bytes
     excluded characters and UTF-8: RFC 3986 §6.2.2-6.2.3).  Only what one token of a request
     line can carry: mitmproxy answers a target with white space or a control 400 before any
     addon sees it.  As they are, most real targets have nothing to rewrite, some do."""
-    from core import dirty, load  # bench/core.py (this folder is on sys.path when run)
+    from bench.core import dirty, load
 
     rng = random.Random(3)
     urls = rng.sample(load(corpus_dir), count)
@@ -687,9 +623,8 @@ def scenario_memory(procs: dict[str, tuple[subprocess.Popen[bytes], int]], args:
 
 def run_proxies(args: Any, scenarios: tuple[str, ...], tmp: Path, targets: list[bytes]) -> float:
     """The scenarios through real mitmdumps; mitmdump's CPU seconds per request (mix), or 0."""
-    upstream, port = start_upstream()
+    upstream, port = upstream_process()
     origin = f"http://127.0.0.1:{port}"
-    bin_dir = Path(sys.executable).parent
     common = ["--mode", f"reverse:{origin}", "--listen-host", "127.0.0.1", "-p", "0"]
     common += ["--set", "flow_detail=0"]  # no per-flow output; keep the listening line
     common += ["--set", f"confdir={tmp / 'conf'}"]
@@ -703,8 +638,8 @@ def run_proxies(args: Any, scenarios: tuple[str, ...], tmp: Path, targets: list[
     noop = tmp / "noop_addon.py"
     noop.write_text(NOOP_ADDON)
     configs = {
-        "mitmdump": [str(bin_dir / "mitmdump"), *common],
-        NOOP: [str(bin_dir / "mitmdump"), *common, "-s", str(noop)],
+        "mitmdump": mitmdump_command(*common),
+        NOOP: mitmdump_command(*common, "-s", str(noop)),
         "mitmdump + urlsan": [
             sys.executable, "-c", code, *common,
             *(x for kv in addon_options.items() for x in ("--set", "=".join(kv))),
@@ -713,10 +648,17 @@ def run_proxies(args: Any, scenarios: tuple[str, ...], tmp: Path, targets: list[
     if "mix" not in scenarios:
         del configs[NOOP]  # only the mix compares it
     procs = {}
+    running: list[Mitmdump] = []
     base_cpu = 0.0
     try:
         for name, argv in configs.items():
-            procs[name] = start_proxy(argv, tmp)
+            running.append(mitmdump := Mitmdump(argv, cwd=tmp))
+            try:
+                mitmdump.start()
+            except RuntimeError as e:
+                raise SystemExit(f"{name} did not start: {' '.join(argv)}\n{e}") from e
+            assert mitmdump.process is not None
+            procs[name] = (mitmdump.process.popen, mitmdump.port)
         for _, port in procs.values():  # warm up: connections, caches, imports
             run_round(port, targets[:200], args.connections)
         if "mix" in scenarios:
@@ -729,8 +671,8 @@ def run_proxies(args: Any, scenarios: tuple[str, ...], tmp: Path, targets: list[
         log = tmp / "audit.jsonl"
         logged = len(log.read_bytes().splitlines()) if log.exists() else 0
     finally:
-        for process, _ in procs.values():
-            stop(process)
+        for mitmdump in running:
+            mitmdump.stop()
         upstream.kill()
         upstream.join()
     print(f"{logged} audit records written")

@@ -7,6 +7,9 @@
 The atheris target picks a policy and a form from the first byte and checks the same invariants
 as tests/hardening/test_fuzz.py (tests/hardening/fuzzing.py).  Failing inputs are written by
 libFuzzer to -artifact_prefix (tests/hardening passes tests/data/fuzz/).
+
+Run as a file (as above) it puts the checkout's root first on sys.path, for
+``tests.hardening.fuzzing``; ``python -m tools.fuzz`` from the root needs nothing.
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+if __name__ == "__main__" and not __package__:  # python tools/fuzz.py: the root, for tests
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 # Adversarial families: each is a function of n that builds an input of about n characters.
 FAMILIES = {
@@ -53,8 +57,9 @@ FAMILIES = {
 
 
 def growth(max_n: int) -> None:
-    from hardening.fuzzing import FORMS, POLICIES
     from urlsan.core import InvalidTarget, canonicalize
+
+    from tests.hardening.fuzzing import FORMS, POLICIES
 
     sizes = [max_n // 16, max_n // 4, max_n]
     print(
@@ -90,7 +95,8 @@ def atheris_main(argv: list[str]) -> None:
 
     with atheris.instrument_imports(include=["urlsan"]):
         import urlsan.core  # noqa: F401
-        from hardening.fuzzing import FORMS, POLICY_NAMES, check
+
+        from tests.hardening.fuzzing import FORMS, POLICY_NAMES, check
 
     def one_input(data: bytes) -> None:
         if not data:

@@ -27,8 +27,7 @@ import pytest
 from urlsan.audit.redact import DEFAULT_REDACT, Redactor
 from urlsan.core import Policy, canonicalize
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/: the hardening helpers
-from hardening import support
+from tests import harness as support
 
 pytestmark = pytest.mark.e2e
 

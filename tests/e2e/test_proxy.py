@@ -20,20 +20,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from proxyharness import (
+from urlsan.audit.redact import DEFAULT_REDACT, Redactor
+from urlsan.core import InvalidTarget, Policy, canonicalize
+
+from tests.harness import (
     Proxy,
     Upstream,
     header,
     mitmdump_script_command,
-    raw_request,
     read_response,
     running_proxy,
     status,
     upstream_server,
     urlsan_proxy_command,
 )
-from urlsan.audit.redact import DEFAULT_REDACT, Redactor
-from urlsan.core import InvalidTarget, Policy, canonicalize
+from tests.harness import exchange as raw_request
 
 pytestmark = pytest.mark.e2e
 

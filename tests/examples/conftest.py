@@ -3,7 +3,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from example_harness import Origin
+
+from tests.examples.shared import Origin
 
 
 @pytest.fixture

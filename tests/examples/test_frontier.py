@@ -8,8 +8,10 @@ import sys
 from types import ModuleType
 
 import pytest
-from example_harness import EXAMPLES, Origin, example_env
 from urlsan.core import Policy
+
+from tests.examples.shared import Origin
+from tests.harness import EXAMPLES, example_env
 
 
 def load(name: str) -> ModuleType:

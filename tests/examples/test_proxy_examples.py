@@ -12,7 +12,9 @@ from typing import Any
 
 import httpx
 import pytest
-from example_harness import EXAMPLES, Origin, example_env, running
+
+from tests.examples.shared import Origin
+from tests.harness import EXAMPLES, example_env, running
 
 pytestmark = pytest.mark.e2e
 

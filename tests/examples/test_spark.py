@@ -10,7 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from example_harness import EXAMPLES, example_env, read_url_parts, write_url_parts
+
+from tests.examples.shared import read_url_parts, write_url_parts
+from tests.harness import EXAMPLES, example_env
 
 if os.environ.get("URLSAN_REQUIRE_SPARK") != "1":
     pytest.importorskip("pyspark", reason="the PySpark example needs pyspark, pandas and pyarrow")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hardening import support
+from tests.hardening import support
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: Any) -> None:

@@ -20,8 +20,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from hardening import support
-from hardening.support import Nginx, Werkzeug, query_pairs, raw_request, resolve_dots
+from tests.hardening import support
+from tests.hardening.support import Nginx, Werkzeug, query_pairs, raw_request, resolve_dots
 
 Meaning = tuple[Any, ...]
 REFUSED = "refused"

@@ -25,7 +25,7 @@ from typing import NamedTuple
 import pytest
 from urlsan.core import Policy
 
-from hardening import support
+from tests.hardening import support
 
 pytestmark = pytest.mark.e2e
 POLICY = Policy.profile("rfc3986").with_rules("+strip-fragment")

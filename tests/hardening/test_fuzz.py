@@ -22,8 +22,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hardening import support
-from hardening.fuzzing import (
+from tests.hardening import support
+from tests.hardening.fuzzing import (
     FORMS,
     FUZZ_DATA,
     POLICY_NAMES,
@@ -185,7 +185,7 @@ def test_addon_request_path(
         try:
             addon.requestheaders(flow)
         except Exception:
-            from hardening.fuzzing import save
+            from tests.hardening.fuzzing import save
 
             save(path, "addon-crash")
             raise

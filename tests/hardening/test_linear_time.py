@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -21,11 +20,9 @@ import pytest
 from urlsan.core import InvalidTarget
 from urlsan.core.canonical import canonicalize_python
 
-from hardening import support
-from hardening.fuzzing import POLICIES
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
-from fuzz import FAMILIES
+from tests.hardening import support
+from tests.hardening.fuzzing import POLICIES
+from tools.fuzz import FAMILIES
 
 SMALL, LARGE = 400, 3200
 BOUND = 16.0

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from urlsan.core import Policy, canonicalize
 
-from hardening import support
+from tests.hardening import support
 
 pytestmark = pytest.mark.e2e
 

@@ -12,9 +12,9 @@ from collections.abc import Iterator
 import pytest
 from urlsan.core import Policy, canonicalize
 
-from hardening import support
-from hardening.corpus import corpus
-from hardening.judge import (
+from tests.hardening import support
+from tests.hardening.corpus import corpus
+from tests.hardening.judge import (
     Meaning,
     NginxJudge,
     Verdicts,

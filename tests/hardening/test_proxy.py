@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from urlsan.core import canonicalize
 
-from hardening import support
-from hardening.judge import REFUSED, NginxJudge, Server, WerkzeugJudge, is_sendable, same
-from hardening.test_meaning import POLICIES, REWRITES, TARGETS
+from tests.hardening import support
+from tests.hardening.judge import REFUSED, NginxJudge, Server, WerkzeugJudge, is_sendable, same
+from tests.hardening.test_meaning import POLICIES, REWRITES, TARGETS
 
 pytestmark = pytest.mark.e2e
 ADDON = "addon (rfc3986 +strip-fragment)"

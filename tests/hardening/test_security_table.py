@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 from urlsan.core import InvalidTarget, Policy, canonicalize
 
-from hardening import support
+from tests.hardening import support
 
 RAISES = "InvalidTarget"
 

@@ -2,14 +2,15 @@
 proxy, so every request arrives in absolute form (``GET http://Host:80/path HTTP/1.1``) and the
 site records the whole URL as the crawler sent it: scheme, host, port and all.
 
-(A plain module, not conftest.py, so that the tests can import its names.)
+(A plain module, not conftest.py, so that the tests can import its names; the server is
+tests.harness.PageSite.)
 """
 
 from __future__ import annotations
 
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
+
+from tests.harness import PageSite
 
 SITE = "http://www.site.test"
 
@@ -49,35 +50,12 @@ CANONICAL = sorted(
 )
 
 
-class Site:
-    """The site, on 127.0.0.1 and a free port, in a thread; ``requests``: every URL received."""
+class Site(PageSite):
+    """The site, on 127.0.0.1 and a free port, in a thread; ``requests``: every URL received;
+    ``proxy``: its address, for the crawler's proxy setting."""
 
     def __init__(self) -> None:
-        self.requests: list[str] = []
-        site = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                site.requests.append(self.path)  # absolute form: the URL as the crawler sent it
-                page = PAGES.get(urlsplit(self.path).path)
-                body = (page or "<p>not found</p>").encode()
-                self.send_response(200 if page is not None else 404)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.proxy = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> Site:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        # Absolute form: the URL as the crawler sent it; the page is its path.
+        super().__init__(PAGES, page_of=lambda target: urlsplit(target).path)
+        self.requests = self.received
+        self.proxy = self.url

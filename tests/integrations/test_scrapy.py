@@ -12,14 +12,16 @@ from typing import Any
 from urllib.parse import ParseResult
 
 import pytest
-from crawl_site import CANONICAL, SITE, Site
 from urlsan.core import InvalidTarget, Policy, canonicalize
+
+from tests.integrations.crawl_site import CANONICAL, SITE, Site
 
 scrapy = pytest.importorskip("scrapy", reason="Scrapy comes with the test extra")
 
 from scrapy.settings import Settings  # noqa: E402
 from scrapy.utils.request import RequestFingerprinter as ScrapyFingerprinter  # noqa: E402
 from scrapy.utils.test import get_crawler  # noqa: E402
+
 from urlsan.scrapy import (  # noqa: E402
     Addon,
     CanonicalUrlMiddleware,

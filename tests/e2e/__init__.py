@@ -1,0 +1,1 @@
+"""End to end: real mitmdump, upstreams, recorders and a browser, through tests.harness."""
