@@ -18,7 +18,8 @@ serves the twin's targets without a Python frame and calls Python for the rest. 
 twin is handed, its tables and the Python functions that entry calls, is handed over in one
 section below ("the hand-over").  ``URLSAN_NO_EXTENSIONS=1`` leaves the twin unloaded, and then
 `canonicalize` is the Python function it wraps; ``compiled.twin = None`` sets the twin aside at
-run time.  `twin_loaded` and `engine` say which of the two runs.
+run time.  `twin_loaded` and `engine` say whether the twin runs (`urlsan --version`, the
+warning of urlsan._about).
 """
 
 from __future__ import annotations
