@@ -113,8 +113,8 @@ class Process:
         return "".join(line + "\n" for line in self.lines)
 
     def wait_for_line(self, pattern: re.Pattern[str], timeout: float = 30.0) -> re.Match[str]:
-        """The first line of output that ``pattern`` finds; RuntimeError with the output so
-        far if the process ends or ``timeout`` passes first."""
+        """The first line of output that ``pattern`` finds; RuntimeError if the process ends
+        or ``timeout`` passes first."""
         deadline = time.monotonic() + timeout
         seen = 0
         with self._changed:
@@ -128,7 +128,8 @@ class Process:
                 if left <= 0 or not self._reader.is_alive():
                     break
                 self._changed.wait(min(left, 0.5))
-        raise RuntimeError(f"no line matching {pattern.pattern!r} in:\n{self.output()}")
+        why = "its output ended" if not self._reader.is_alive() else f"none after {timeout}s"
+        raise RuntimeError(f"no line matching {pattern.pattern!r}: {why}")
 
     def wait_for_port(self, port: int, timeout: float = 15.0) -> None:
         wait_for_port(port, self.popen, timeout)
