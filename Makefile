@@ -48,7 +48,7 @@ pytest: $(STAMP)
 
 test: lint typecheck pytest
 
-# The pure-Python driver alone (core/accel.py picks it when the twin is absent): what runs
+# The pure-Python driver alone (core/canonical.py picks it when the twin is absent): what runs
 # where no C compiler was found.
 pytest-pure: $(STAMP)
 	URLSAN_NO_EXTENSIONS=1 $(PY) -m pytest tests/core tests/cli $(PYTEST_ARGS)

@@ -1,4 +1,4 @@
-"""The optional compiled twin of canonical.py (core/compiled.py), and README.md as the package
+"""The optional compiled twin of core/driver.py (core/compiled.py), and README.md as the package
 index shows it; all else is in pyproject.toml.
 
 The twin is left out when there is no C compiler or ``URLSAN_NO_EXTENSIONS`` is set: the

@@ -141,6 +141,7 @@ def spark(urls: list[str], scale: int, rounds: int) -> list[Row]:
     from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
     from pyspark.sql.pandas import functions as spark_functions
+
     from urlsan.spark import RESULT_TYPE, canonicalize_udf
 
     session = (
@@ -187,6 +188,7 @@ def _spark_identity(values: pa.Array) -> pa.Array:
     unchanged, no rules.  What is left is Spark's own cost per row (Arrow out of the JVM and
     back, the Python worker), the floor under any UDF."""
     from pyspark.sql.pandas.types import to_arrow_type
+
     from urlsan.spark import RESULT_TYPE
 
     fields = list(to_arrow_type(RESULT_TYPE))  # url, changed, rules
@@ -204,6 +206,7 @@ def dask(urls: list[str], scale: int, rounds: int) -> list[Row]:
     import dask.dataframe as dd
     import pandas as pd
     from distributed import Client, LocalCluster, wait
+
     from urlsan.dask import META, canonicalize_frame, canonicalize_partition
 
     logging.getLogger("distributed").setLevel(logging.ERROR)

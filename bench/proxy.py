@@ -64,9 +64,8 @@ from typing import Any, BinaryIO
 if not __package__:  # python bench/proxy.py: the checkout's root, for tests.harness and bench
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from urlsan.addon.sanitizer import MAX_TARGET
-
 from tests.harness import Mitmdump, mitmdump_command, upstream_process
+from urlsan.addon.sanitizer import MAX_TARGET
 
 CLEAN = [
     b"/",
@@ -164,6 +163,7 @@ def hook_cpu(targets: list[bytes], mode: str, log: Path | None, repeat: int = 5)
     ``repeat`` passes over ``targets``.
     """
     from mitmproxy.test import taddons
+
     from urlsan.addon import UrlSanitizer
 
     addon = UrlSanitizer()
@@ -249,6 +249,7 @@ def hook_parts(targets: list[bytes], mode: str, log: Path, rounds: int = 5) -> d
     """CPU seconds per request of each variant of `HOOK_PARTS` (best of ``rounds``, the variants
     interleaved in each round, so that a change in machine load hits them all alike)."""
     from mitmproxy.test import taddons, tflow, tutils
+
     from urlsan.addon import UrlSanitizer
 
     variants = dict.fromkeys([*(v for _, *pair in HOOK_PARTS for v in pair), "least"])

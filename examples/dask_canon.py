@@ -28,6 +28,7 @@ import dask.bag as db
 import fsspec
 from dask.distributed import Client, LocalCluster
 from fsspec.utils import infer_compression
+
 from urlsan.core import Policy
 from urlsan.dask import META, build_policy, canonicalize_partition
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
+
 from urlsan.spark import canonicalize_udf
 
 

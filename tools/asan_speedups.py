@@ -358,7 +358,7 @@ class Differential:
         self.policies = policies
         self.flags = {id(p): twin_flags(p) for p in policies}
         # The twin runs the character and structural rules; the query rules (QUERY_RULES) run
-        # after it in Python (canonical.py), so the raw twin answers as the reference does
+        # after it in Python (core/canonical.py), so the raw twin answers as the reference does
         # without them, and canonicalize (twin, then query rules) as it does with them.
         self.alone = {id(p): dataclasses.replace(p, rules=p.rules - QUERY_RULES) for p in policies}
         self.query_rules = QUERY_RULES

@@ -57,9 +57,8 @@ FAMILIES = {
 
 
 def growth(max_n: int) -> None:
-    from urlsan.core import InvalidTarget, canonicalize
-
     from tests.hardening.fuzzing import FORMS, POLICIES
+    from urlsan.core import InvalidTarget, canonicalize
 
     sizes = [max_n // 16, max_n // 4, max_n]
     print(
@@ -95,7 +94,6 @@ def atheris_main(argv: list[str]) -> None:
 
     with atheris.instrument_imports(include=["urlsan"]):
         import urlsan.core  # noqa: F401
-
         from tests.hardening.fuzzing import FORMS, POLICY_NAMES, check
 
     def one_input(data: bytes) -> None:
@@ -116,6 +114,7 @@ def atheris_addon_main(argv: list[str]) -> None:
 
     with atheris.instrument_imports(include=["urlsan"]):
         from mitmproxy.test import taddons, tflow, tutils
+
         from urlsan.addon import UrlSanitizer
 
     modes = ("rewrite", "audit", "reject", "redirect")

@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import pandas as pd  # type: ignore[import-untyped]  # no stubs (pandas-stubs is not a dependency)
+
 from urlsan._columns import build_policy, columns
 from urlsan.core import Policy
 from urlsan.core.many import collector_paused

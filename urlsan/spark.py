@@ -46,6 +46,7 @@ from pyspark import TaskContext
 from pyspark.sql.pandas import functions as spark_functions
 from pyspark.sql.pandas.functions import pandas_udf
 from pyspark.sql.types import ArrayType, BooleanType, StringType, StructField, StructType
+
 from urlsan._columns import build_policy, columns
 from urlsan.core import Policy
 

@@ -11,6 +11,7 @@ import pytest
 from mitmproxy import http
 from mitmproxy.io import FlowWriter
 from mitmproxy.test import taddons, tflow, tutils
+
 from urlsan.addon import UrlSanitizer
 from urlsan.addon.decision import MAX_TARGET, MODES
 from urlsan.cli.main import main as urlsan_main
@@ -26,7 +27,7 @@ CORPUS: list[tuple[bytes, bytes, bytes, bool, bytes, list[tuple[bytes, bytes]]]]
     (b"GET", b"/a/./b/../c?x=%7e#frag", b"example.com", False, b"", []),
     (b"POST", b"/a/./b/../c?x=%7e", b"example.com", False, b"", []),
     (b"HEAD", b"/%7euser/", b"Example.COM:80", False, b"", []),
-    (b"GET", b"/a b/\"q\"/{x}|y^z`", b"example.com", False, b"", []),
+    (b"GET", b'/a b/"q"/{x}|y^z`', b"example.com", False, b"", []),
     (b"GET", b"/caf\xc3\xa9/\xff", b"example.com", True, b"", []),
     (b"GET", b"/x/..//y", b"example.com", False, b"", []),
     (b"GET", b"/a%2fb/%2e%2e/c", b"example.com", False, b"", []),

@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from mitmproxy import exceptions, http
 from mitmproxy.test import taddons, tflow, tutils
+
 from urlsan.addon import UrlSanitizer
 from urlsan.addon.sanitizer import MODES, parse_settings
 from urlsan.audit.record import MAX_EDITS, MAX_TEXT

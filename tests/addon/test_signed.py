@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from urlsan.addon.signed import detect_signature, may_carry_signature
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from urlsan.audit import sources
 from urlsan.cli.main import main
 

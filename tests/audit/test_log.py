@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from mitmproxy.test import taddons, tflow, tutils
+
 from urlsan.addon import UrlSanitizer
 from urlsan.audit import log as auditlog
 from urlsan.audit.log import AuditLog

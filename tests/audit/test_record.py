@@ -8,6 +8,7 @@ from typing import Any
 
 from hypothesis import example, given
 from hypothesis import strategies as st
+
 from urlsan.audit import record
 from urlsan.audit.redact import DEFAULT_REDACT, Redactor
 from urlsan.core import Edit, Finding, Policy, Result, canonicalize

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from urlsan.audit import sources
 from urlsan.audit.sources import Request, Unreadable
 

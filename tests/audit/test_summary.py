@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from urlsan.audit.report import Summary, render_html, render_text
 
 START = datetime(2026, 11, 22, 4, 0, 0, 250000, tzinfo=UTC)

@@ -19,6 +19,7 @@ from typing import IO, Any
 
 import pytest
 from cli_harness import URLSAN, RunUrlsan, worker_pids
+
 from urlsan.cli import batch, workers
 from urlsan.cli.batch import run_blocks
 from urlsan.cli.blocks import Block, Done

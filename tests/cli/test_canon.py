@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from cli_harness import URLSAN, RunUrlsan
+
 from urlsan.cli.status import (
     EXIT_BAD_LINES,
     EXIT_BROKEN_PIPE,

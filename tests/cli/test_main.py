@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from cli_harness import RunUrlsan
+
 from urlsan.cli.main import PROXY_NEEDS
 
 URLSAN = [sys.executable, "-m", "urlsan"]

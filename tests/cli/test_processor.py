@@ -5,6 +5,7 @@ from __future__ import annotations
 import pickle
 
 import pytest
+
 from urlsan.cli.blocks import Block
 from urlsan.cli.formats import Mode
 from urlsan.cli.processor import OnError, Processor

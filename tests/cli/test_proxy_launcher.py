@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 import pytest
+
 from urlsan.cli import proxy as cli
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from cli_harness import RunUrlsan
+
 from urlsan.audit.report import Summary, render_html, render_text
 
 

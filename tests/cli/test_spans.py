@@ -13,6 +13,7 @@ from typing import IO, cast
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from urlsan.cli import inputs, spans
 from urlsan.cli.inputs import BlockReader
 

@@ -7,6 +7,7 @@ import threading
 from typing import Any
 
 import pytest
+
 from urlsan.cli import workers
 
 

@@ -10,10 +10,10 @@ import ast
 from pathlib import Path
 
 import pytest
-import urlsan.core as core
-from urlsan.core import accel, canonical, compiled, driver
 
 import urlsan._about as about
+import urlsan.core as core
+from urlsan.core import accel, canonical, compiled, driver
 
 CORE = Path(driver.__file__).parent
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pickle
 
 import pytest
+
 import urlsan.core
 from urlsan.core import RULES, Edit, Finding, InvalidTarget, Policy, Result, canonicalize
 from urlsan.core.result import FOLD_AFTER

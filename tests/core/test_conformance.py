@@ -17,6 +17,7 @@ from urllib.parse import unquote_to_bytes
 
 import pytest
 import resolver
+
 from urlsan.core import Policy, canonicalize
 
 DATA = Path(__file__).parents[1] / "data"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from urlsan.core import Finding, Policy, canonicalize
 from urlsan.core.findings import FINDING_NAMES
 

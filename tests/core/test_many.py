@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+
 from urlsan.core import InvalidTarget, Policy, canonicalize, compiled, many
 from urlsan.core.policy import PROFILES
 

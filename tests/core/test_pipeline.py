@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from urlsan.core import RULES, Policy, canonicalize
 from urlsan.core.driver import _HANDLERS
 from urlsan.core.pipeline import CHARACTERS, COMPONENTS, PIPELINE

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+
 from urlsan.core import RULES, InvalidTarget, Policy, canonicalize
 from urlsan.core.driver import canonicalize_python
 from urlsan.core.policy import DEFAULT_POLICY, PROFILES, REQUIRED_RULES, RULE_NAMES

@@ -16,6 +16,7 @@ from abnf import AUTHORITY_FORM, URI_REFERENCE
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 from meaning import server_view
+
 from urlsan.core import RULES, InvalidTarget, Policy, canonicalize
 from urlsan.core.result import FOLD_AFTER, Edit
 from urlsan.core.split import split

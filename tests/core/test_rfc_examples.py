@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 import resolver
+
 from urlsan.core import canonicalize, rules
 
 DATA = json.loads((Path(__file__).parents[1] / "data" / "rfc3986-examples.json").read_text())

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from urlsan.core import InvalidTarget, Policy, canonicalize, rules
 from urlsan.core.result import FOLD_AFTER
 

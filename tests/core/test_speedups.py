@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 from hypothesis import assume, event, example, given
 from hypothesis import strategies as st
+
 from urlsan.core import compiled
 from urlsan.core.canonical import canonicalize, canonicalize_python, twin_flags
 from urlsan.core.policy import PROFILES, QUERY_RULES, REQUIRED_RULES, RULE_NAMES, Policy

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from urlsan.core.split import FORMS, split, split_authority
 
 # (target, form, scheme, userinfo, host, port, path, query, fragment); None: absent.

@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from urlsan.audit.redact import DEFAULT_REDACT, Redactor
-from urlsan.core import Policy, canonicalize
 
 from tests import harness as support
+from urlsan.audit.redact import DEFAULT_REDACT, Redactor
+from urlsan.core import Policy, canonicalize
 
 pytestmark = pytest.mark.e2e
 

@@ -20,8 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from urlsan.audit.redact import DEFAULT_REDACT, Redactor
-from urlsan.core import InvalidTarget, Policy, canonicalize
 
 from tests.harness import (
     Proxy,
@@ -35,6 +33,8 @@ from tests.harness import (
     urlsan_proxy_command,
 )
 from tests.harness import exchange as raw_request
+from urlsan.audit.redact import DEFAULT_REDACT, Redactor
+from urlsan.core import InvalidTarget, Policy, canonicalize
 
 pytestmark = pytest.mark.e2e
 

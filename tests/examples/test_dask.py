@@ -8,10 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from urlsan.core import Policy, canonicalize
 
 from tests.examples.shared import URLS, read_url_parts, write_url_parts
 from tests.harness import EXAMPLES, example_env
+from urlsan.core import Policy, canonicalize
 
 pytest.importorskip("dask.dataframe", reason="the Dask example needs urlsan[dask]")
 pytest.importorskip("distributed", reason="the Dask example needs urlsan[dask]")

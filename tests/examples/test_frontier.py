@@ -8,10 +8,10 @@ import sys
 from types import ModuleType
 
 import pytest
-from urlsan.core import Policy
 
 from tests.examples.shared import Origin
 from tests.harness import EXAMPLES, example_env
+from urlsan.core import Policy
 
 
 def load(name: str) -> ModuleType:

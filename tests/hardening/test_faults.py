@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
-from urlsan.core import Policy
 
 from tests.hardening import support
+from urlsan.core import Policy
 
 pytestmark = pytest.mark.e2e
 POLICY = Policy.profile("rfc3986").with_rules("+strip-fragment")

@@ -169,6 +169,7 @@ def test_addon_request_path(
     addon_env: object, path: bytes, mode: str, profile: str, method: bytes
 ) -> None:
     from mitmproxy.test import taddons, tflow, tutils
+
     from urlsan.addon import UrlSanitizer
 
     _count(1)

@@ -12,6 +12,7 @@ import sys
 import textwrap
 
 import pytest
+
 from urlsan.core import InvalidTarget, Policy, canonicalize
 
 CORE = "core bug found by tests/hardening (reported to the core owner)"
@@ -108,6 +109,7 @@ def test_addon_survives_a_target_urllib_cannot_split() -> None:
     # The addon counts an internal error and forwards the target untouched.
     pytest.importorskip("mitmproxy")
     from mitmproxy.test import taddons, tflow, tutils
+
     from urlsan.addon import UrlSanitizer
 
     addon = UrlSanitizer()

@@ -17,12 +17,12 @@ from types import FrameType
 from typing import Any
 
 import pytest
-from urlsan.core import InvalidTarget
-from urlsan.core.canonical import canonicalize_python
 
 from tests.hardening import support
 from tests.hardening.fuzzing import POLICIES
 from tools.fuzz import FAMILIES
+from urlsan.core import InvalidTarget
+from urlsan.core.canonical import canonicalize_python
 
 SMALL, LARGE = 400, 3200
 BOUND = 16.0

@@ -17,9 +17,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from urlsan.core import Policy, canonicalize
 
 from tests.hardening import support
+from urlsan.core import Policy, canonicalize
 
 pytestmark = pytest.mark.e2e
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from urlsan.core import Policy, canonicalize
 
 from tests.hardening import support
 from tests.hardening.corpus import corpus
@@ -22,6 +21,7 @@ from tests.hardening.judge import (
     judge,
     minimal_repair,
 )
+from urlsan.core import Policy, canonicalize
 
 # The default profile, and what the addon runs for a request-target.
 POLICIES = {

@@ -12,11 +12,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from urlsan.core import canonicalize
 
 from tests.hardening import support
 from tests.hardening.judge import REFUSED, NginxJudge, Server, WerkzeugJudge, is_sendable, same
 from tests.hardening.test_meaning import POLICIES, REWRITES, TARGETS
+from urlsan.core import canonicalize
 
 pytestmark = pytest.mark.e2e
 ADDON = "addon (rfc3986 +strip-fragment)"

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from urlsan.core import InvalidTarget, Policy, canonicalize
 
 from tests.hardening import support
+from urlsan.core import InvalidTarget, Policy, canonicalize
 
 RAISES = "InvalidTarget"
 

@@ -15,6 +15,7 @@ pytest.importorskip("distributed", reason="urlsan.dask is tested with the dask e
 import dask.bag as db
 import dask.dataframe as dd
 from distributed import Client, LocalCluster
+
 from urlsan.dask import META, build_policy, canonicalize_frame, canonicalize_partition
 
 pytestmark = pytest.mark.e2e

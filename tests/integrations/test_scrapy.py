@@ -12,9 +12,9 @@ from typing import Any
 from urllib.parse import ParseResult
 
 import pytest
-from urlsan.core import InvalidTarget, Policy, canonicalize
 
 from tests.integrations.crawl_site import CANONICAL, SITE, Site
+from urlsan.core import InvalidTarget, Policy, canonicalize
 
 scrapy = pytest.importorskip("scrapy", reason="Scrapy comes with the test extra")
 

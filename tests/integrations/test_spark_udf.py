@@ -21,6 +21,7 @@ if os.environ.get("URLSAN_REQUIRE_SPARK") != "1":
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
+
 from urlsan.spark import canonicalize_udf, register
 
 pytestmark = pytest.mark.e2e
@@ -92,6 +93,7 @@ def test_the_pandas_udf_of_older_pysparks_gives_the_same_struct() -> None:
     give what the Arrow UDF's gives (no session needed: both are plain functions of a batch)."""
     import pandas as pd
     import pyarrow as pa
+
     from urlsan.spark import _canonicalize_arrow, _canonicalize_batch, build_policy
 
     policy = build_policy("crawler", rules="+reject-escaped-slash")
@@ -119,6 +121,7 @@ def test_a_worker_freezes_its_heap_once(monkeypatch: pytest.MonkeyPatch) -> None
     import gc
 
     import pyarrow as pa
+
     import urlsan.spark
     from urlsan.spark import _canonicalize_arrow, build_policy
 
