@@ -46,6 +46,7 @@ class Request(NamedTuple):
     authorization: str | None = None  # the Authorization header, when recorded (signed requests)
     # An HTTP/1 absolute-form request's authority ("GET http://h/ HTTP/1.1"), when recorded.
     authority: str | None = None
+    status: int | None = None  # the response's status code, when recorded (None: no response)
 
 
 class Unreadable(NamedTuple):
