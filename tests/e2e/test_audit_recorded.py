@@ -14,6 +14,7 @@ from __future__ import annotations
 import http.server
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -213,53 +214,18 @@ def test_mitmdump_har_export(
 
 # --- nginx
 
-_NGINX_CONF = """\
-worker_processes 1;
-pid {tmp}/nginx.pid;
-error_log {tmp}/error.log error;
-events {{ worker_connections 64; }}
-http {{
-    client_body_temp_path {tmp}/client_body;
-    proxy_temp_path {tmp}/proxy;
-    fastcgi_temp_path {tmp}/fastcgi;
-    uwsgi_temp_path {tmp}/uwsgi;
-    scgi_temp_path {tmp}/scgi;
-    server {{
-        listen {host}:{port};
-        access_log {tmp}/access.log combined;
-        location / {{ return 200 "ok\\n"; }}
-    }}
-}}
-"""
-
 
 def test_nginx_access_log(tmp_path: Path) -> None:
     binary = support.nginx_binary()
     if binary is None:
         pytest.skip(support.NGINX_MISSING)
-    prefix = tmp_path / "nginx"
-    (prefix / "logs").mkdir(parents=True)
-    port = support.free_port()
-    conf = prefix / "nginx.conf"
-    conf.write_text(_NGINX_CONF.format(tmp=prefix, host=support.LOOPBACK, port=port))
-    command = [binary, "-p", str(prefix), "-c", str(conf), "-e", str(prefix / "error.log")]
-    proc = subprocess.Popen(
-        [*command, "-g", "daemon off;"],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        support.wait_for_port(port, proc)
+    log = tmp_path / "access.log"
+    with support.Nginx(binary, log_format="combined") as nginx:
         for target in TARGETS + NGINX_ONLY:
-            assert send(port, b"GET " + target + b" HTTP/1.1", b"localhost") == (
+            assert send(nginx.port, b"GET " + target + b" HTTP/1.1", b"localhost") == (
                 b"HTTP/1.1 200 OK"
             ), target
-    finally:
-        support.stop(proc)
-        if proc.stderr:
-            proc.stderr.close()
-    log = prefix / "access.log"
+        shutil.copyfile(nginx.log, log)
     assert len(log.read_bytes().splitlines()) == len(TARGETS + NGINX_ONLY)
     records, report = audit_and_report(log, tmp_path)
     # nginx wrote '"', '\' and the raw bytes as \xHH: they read back to the bytes sent.

@@ -57,7 +57,7 @@ http {{
         listen {host}:{port};
         server_name localhost;
         merge_slashes off;
-        access_log {tmp}/access.log meaning;
+        access_log {tmp}/access.log {log_format};
         location / {{ return 200 "ok\\n"; }}
     }}
 }}
@@ -81,10 +81,12 @@ def _nginx_unescape(field: bytes) -> bytes:
 
 class Nginx:
     """``binary`` on 127.0.0.1:port until the block ends, logging what it decoded for every
-    request (`records`)."""
+    request (`records`); with ``log_format="combined"``, nginx's own combined access log
+    (``log``, read while the block runs: the folder goes with it)."""
 
-    def __init__(self, binary: str) -> None:
+    def __init__(self, binary: str, log_format: str = "meaning") -> None:
         self.binary = binary
+        self.log_format = log_format
         self.tmp = Path(tempfile.mkdtemp(prefix="urlsan-nginx-"))
         self.port = free_port()
         self.log = self.tmp / "access.log"
@@ -93,7 +95,11 @@ class Nginx:
 
     def __enter__(self) -> Self:
         conf = self.tmp / "nginx.conf"
-        conf.write_text(_NGINX_CONF.format(tmp=self.tmp, host=LOOPBACK, port=self.port))
+        conf.write_text(
+            _NGINX_CONF.format(
+                tmp=self.tmp, host=LOOPBACK, port=self.port, log_format=self.log_format
+            )
+        )
         (self.tmp / "logs").mkdir()  # the compiled-in error log of the prefix, before conf loads
         self.proc = subprocess.Popen(
             [
