@@ -64,11 +64,17 @@ class Policy:
     """
 
     rules: frozenset[str] = _MEANING_KEPT
+    """The names of the rules that run (`urlsan rules` lists them)."""
     name: str = "rfc3986"
+    """The profile it was built from, as audit records name it."""
     strict: bool = False
+    """Refuse instead of repair: input that is no valid URI-reference raises `InvalidTarget`."""
     unreserved_2396: bool = False
+    """Decode RFC 2396's marks ``!*'()`` as unreserved too."""
     drop_params: tuple[str, ...] = DEFAULT_DROP_PARAMS
+    """Parameter specs ``drop-params`` drops: ``[HOST:]NAME[,NAME...]``, names as patterns."""
     keep_params: tuple[str, ...] = ()
+    """Allowlist specs: on a host one covers, every parameter it does not name is dropped."""
 
     def __post_init__(self) -> None:
         unknown = set(self.rules) - set(RULE_NAMES)
@@ -137,6 +143,7 @@ class Policy:
         )
 
     def enabled(self, rule: str) -> bool:
+        """Whether the rule called ``rule`` runs under this policy."""
         return rule in self.rules
 
     def param_tests(self, host: str | None) -> params.HostTests:

@@ -73,15 +73,21 @@ class Result(NamedTuple):
     """The canonical ``url`` of ``input``, every rewrite that produced it, and the findings."""
 
     input: str
+    """The URL or request-target as given (raw bytes decoded with ``surrogateescape``)."""
     url: str
+    """Its canonical form under the policy."""
     edits: tuple[Edit, ...] = ()
+    """Every rewrite, in the order the rules made them; offsets count in the text each rule saw."""
     findings: tuple[Finding, ...] = ()
+    """Security-relevant facts about the input that are not rewrites."""
 
     @property
     def changed(self) -> bool:
+        """Whether the canonical form differs from the input."""
         return self.url != self.input
 
     def as_dict(self) -> dict[str, Any]:
+        """The result as plain JSON-ready data: lists of dicts for the edits and findings."""
         return {
             "input": self.input,
             "url": self.url,
