@@ -8,6 +8,7 @@
 from .canonical import canonicalize, canonicalize_authority, engine, twin_loaded
 from .policy import RULES, Policy, Rule
 from .result import Edit, Finding, InvalidTarget, Result
+from .surt import surt
 
 __all__ = [
     "RULES",
@@ -20,5 +21,6 @@ __all__ = [
     "canonicalize",
     "canonicalize_authority",
     "engine",
+    "surt",
     "twin_loaded",
 ]

@@ -1,0 +1,269 @@
+"""SURT keys (core/surt.py): the ia profile against the test data of the Internet Archive's
+canonicalizers and, differentially, against the `surt` package on the real corpora; the urlsan
+profile never merges what `canonicalize` keeps apart."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from urlsan.core import InvalidTarget, canonicalize, surt
+from urlsan.core.surt import (
+    IA_DIFFERENCES,
+    _normalize_path,
+    _parse,
+    _sort_query,
+    _strip_path_session_ids,
+    _unescape_repeatedly,
+    ia_url,
+    reverse_host,
+)
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
+ref = pytest.importorskip("surt", reason="the surt package (test extra) is the reference")
+
+
+def _latin1(name: str) -> dict[str, dict[str, str]]:
+    # Upstream reads these files as Latin-1: "\u0080" in them is the byte 0x80.
+    return json.loads((DATA / "urlcanon" / name).read_bytes().decode("latin-1"))  # type: ignore[no-any-return]
+
+
+SURT_DATA = _latin1("surt.json")
+
+
+def _cases(section: str) -> list[tuple[bytes, str]]:
+    return [
+        (k.encode("latin-1"), v.encode("latin-1").decode("ascii", "surrogateescape"))
+        for k, v in SURT_DATA[section].items()
+    ]
+
+
+@pytest.mark.parametrize(("url", "expected"), _cases("defaultIASurt"))
+def test_default_ia_surt(url: bytes, expected: str) -> None:
+    assert surt(url) == expected
+
+
+@pytest.mark.parametrize(
+    ("section", "ia"),
+    [
+        ("Canonicalizer.DefaultIA", True),
+        ("Canonicalizer.IA", True),
+        ("google", False),
+        ("googleSupplementalFromSurt", False),
+    ],
+)
+def test_canonicalizers(section: str, ia: bool) -> None:
+    got = {url: ia_url(url, ia=ia) for url, _ in _cases(section)}
+    assert got == dict(_cases(section))
+
+
+@pytest.mark.parametrize(("text", "expected"), _cases("unescapeRepeatedly"))
+def test_unescape_repeatedly(text: bytes, expected: str) -> None:
+    assert _unescape_repeatedly(text) == expected.encode("ascii", "surrogateescape")
+
+
+@pytest.mark.parametrize(("query", "expected"), _cases("alphaRorderQuery"))
+def test_query_order(query: bytes, expected: str) -> None:
+    assert _sort_query(query) == expected.encode()
+
+
+@pytest.mark.parametrize(("host", "expected"), _cases("massageHost"))
+def test_www_folded(host: bytes, expected: str) -> None:
+    assert surt(b"http://" + host + b"/") == surt(f"http://{expected}/")
+    assert surt(b"http://" + host + b"/").startswith(reverse_host(expected)[:-1] + ")")
+
+
+@pytest.mark.parametrize(("path", "expected"), _cases("stripPathSessionId"))
+def test_path_session_ids(path: bytes, expected: str) -> None:
+    assert _strip_path_session_ids(path) == expected.encode()
+
+
+@pytest.mark.parametrize(
+    ("host", "expected"),
+    # urlcanon folds a comma in a label into a dot ("a,b" → "a.b"), which merges two hosts;
+    # urlsan percent-encodes it.
+    [(h, r) for h, r in _latin1("ssurt.json")["reverseHost"].items() if "," not in h],
+)
+def test_reverse_host(host: str, expected: str) -> None:
+    assert reverse_host(host) == expected
+
+
+def test_reverse_host_keeps_commas_apart() -> None:
+    assert reverse_host("a,b.y.z") == "z,y,a%2Cb,"
+    assert reverse_host("a,b.y.z") != reverse_host("b.a.y.z")
+
+
+def test_dot_segments() -> None:
+    assert _normalize_path(b"/a/./b/../c//d/") == b"/a/c/d/"
+    assert _normalize_path(b"/../a") == b"/../a"
+
+
+def test_surt_form_is_heritrix_form() -> None:
+    assert (
+        surt("http://www.archive.org/index.html", form="surt") == "http://(org,archive,)/index.html"
+    )
+    assert surt("dns:archive.org", form="surt") == "dns:archive.org"
+
+
+# --- differentially against the surt package -----------------------------------------------
+
+
+def _corpus() -> list[str]:
+    urls: list[str] = []
+    for name in ("ada-kasztp.txt", "ada-userbait.txt"):
+        path = SHARED / name
+        if path.exists():
+            urls += path.read_text("utf-8-sig").splitlines()
+    urls += [
+        o["input"]
+        for o in json.loads((DATA / "urltestdata.json").read_text())
+        if isinstance(o, dict)
+    ]
+    return urls
+
+
+def test_agrees_with_surt_package_on_corpora() -> None:
+    differ = []
+    for url in _corpus():
+        try:
+            expected = ref.surt(url)
+        except ValueError:  # a port that is not a number: urlsan raises too, typed
+            with pytest.raises(InvalidTarget):
+                surt(url)
+            continue
+        except AttributeError:  # surt fails on a blank URL; urlsan keys it "-"
+            assert not url.strip(), url
+            assert surt(url) == "-"
+            continue
+        if surt(url) != expected or surt(url, form="surt") != ref.surt(
+            url, with_scheme=True, trailing_comma=True
+        ):
+            differ.append(url)
+    # The one class of difference on these corpora: a host whose escapes decode to bytes that
+    # are not UTF-8, which surt drops and urlsan reads as Latin-1 (IA_DIFFERENCES).
+    assert [url for url in differ if not _non_utf8_host(url)] == []
+    assert len(differ) < 10
+
+
+def _non_utf8_host(url: str) -> bool:
+    parsed = _parse(url.encode())
+    host = _unescape_repeatedly(parsed[1] or b"") if parsed else b""
+    try:
+        host.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
+@given(st.text(alphabet="aAwW0178x.%25/?#&=:@[]() \t\u00e9;,", max_size=20))
+def test_agrees_with_surt_package_on_generated(tail: str) -> None:
+    for url in ("http://" + tail, tail):
+        try:
+            expected = ref.surt(url)
+        except ValueError:
+            with pytest.raises(InvalidTarget):
+                surt(url)
+            continue
+        except AttributeError:
+            assert surt(url) == "-"
+            continue
+        assert surt(url) == expected
+
+
+@pytest.mark.parametrize(
+    "host", ["1.2.3", "0177.0.0.1", "1.010.0.1", "3279880203", "1.2.3.256", "1.09.0.1", "0x7f.1"]
+)
+def test_numeric_hosts_as_inet_aton_reads_them(host: str) -> None:
+    # surt asks the system resolver; for these numeric forms glibc answers without a query.
+    assert surt(f"http://{host}/") == ref.surt(f"http://{host}/")
+
+
+def test_non_utf8_bytes_keyed_as_the_bytes_are() -> None:
+    # Text decoded with surrogateescape: surt fails on it; its bytes key as surt keys the bytes.
+    raw = b"http://onlinestreet.de/strassen/in-M\xfcnchen.html"
+    text = raw.decode("utf-8", "surrogateescape")
+    assert surt(text) == ref.surt(raw).decode() == "de,onlinestreet)/strassen/in-m%fcnchen.html"
+    with pytest.raises(UnicodeEncodeError):
+        ref.surt(text)
+
+
+def test_non_utf8_host_read_as_latin1() -> None:
+    assert surt(b"http://B\xfccher.ch/") == "ch,xn--bcher-kva)/"
+    assert ref.surt(b"http://B\xfccher.ch/") == b"ch,bcher)/"  # surt drops the byte
+
+
+def test_bad_port_is_a_typed_error() -> None:
+    with pytest.raises(InvalidTarget, match="port"):
+        surt("http://example.com:http/")
+    with pytest.raises(InvalidTarget):
+        surt("http://example.com:65536/")
+
+
+def test_blank_is_a_dash() -> None:
+    assert surt("") == surt(" \t ") == "-"
+
+
+def test_differences_are_documented() -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "archives.md").read_text()
+    for name in IA_DIFFERENCES:
+        assert name in page, name
+
+
+# --- the urlsan profile --------------------------------------------------------------------
+
+
+def test_urlsan_profile_keeps_what_ia_merges() -> None:
+    pairs = [
+        ("http://www.example.com/", "http://example.com/"),
+        ("http://example.com/A", "http://example.com/a"),
+        ("http://example.com/?b=1&a=2", "http://example.com/?a=2&b=1"),
+        ("https://example.com/", "http://example.com/"),
+        ("http://example.com/?a=%26b", "http://example.com/?a=&b"),
+        ("http://u@example.com/", "http://example.com/"),
+        ("http://example.com/#x", "http://example.com/"),
+    ]
+    for one, other in pairs:
+        assert surt(one, profile="urlsan") != surt(other, profile="urlsan")
+    assert surt("http://www.example.com/", profile="urlsan") == "http://(com,example,www,)/"
+
+
+def test_urlsan_profile_merges_what_canonicalize_merges() -> None:
+    assert surt("HTTP://Example.COM:80/%7e/./a", profile="urlsan") == surt(
+        "http://example.com/~/a", profile="urlsan"
+    )
+
+
+_HOSTS = st.text(alphabet="ab.,()@%:", max_size=6)
+
+
+@given(_HOSTS, _HOSTS, st.sampled_from(["", ":1", ":80"]), st.text(alphabet="ab/?#%", max_size=4))
+def test_urlsan_profile_is_one_to_one(h1: str, h2: str, port: str, rest: str) -> None:
+    # Two URLs share a key only when canonicalize gives them one canonical form.
+    one, other = f"http://{h1}{port}/{rest}", f"http://{h2}/{rest}"
+    same_key = surt(one, profile="urlsan") == surt(other, profile="urlsan")
+    assert same_key == (canonicalize(one).url == canonicalize(other).url)
+
+
+def test_urlsan_profile_without_authority() -> None:
+    assert (
+        surt("mailto:A@Example.com", profile="urlsan") == canonicalize("mailto:A@Example.com").url
+    )
+
+
+def test_policy_and_profile_errors() -> None:
+    assert surt("http://a.com/?utm_source=x&b=1", profile="urlsan", policy="crawler") == (
+        "http://(com,a,)/?b=1"
+    )
+    with pytest.raises(ValueError, match="profile"):
+        surt("http://a.com/", profile="heritrix")
+    with pytest.raises(ValueError, match="form"):
+        surt("http://a.com/", form="ssurt")
+    with pytest.raises(ValueError, match="scheme"):
+        surt("http://a.com/", profile="urlsan", form="cdx")
+    with pytest.raises(TypeError):
+        surt(12)  # type: ignore[arg-type]
