@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -25,7 +26,12 @@ from urlsan.core.surt import (
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
-ref = pytest.importorskip("surt", reason="the surt package (test extra) is the reference")
+
+
+@pytest.fixture(scope="module")
+def ref() -> Any:
+    """The `surt` package (the test extra installs it), the reference of the ia profile."""
+    return pytest.importorskip("surt", reason="the surt package (test extra) is the reference")
 
 
 def _latin1(name: str) -> dict[str, dict[str, str]]:
@@ -127,7 +133,7 @@ def _corpus() -> list[str]:
     return urls
 
 
-def test_agrees_with_surt_package_on_corpora() -> None:
+def test_agrees_with_surt_package_on_corpora(ref: Any) -> None:
     differ = []
     for url in _corpus():
         try:
@@ -161,7 +167,7 @@ def _non_utf8_host(url: str) -> bool:
 
 
 @given(st.text(alphabet="aAwW0178x.%25/?#&=:@[]() \t\u00e9;,", max_size=20))
-def test_agrees_with_surt_package_on_generated(tail: str) -> None:
+def test_agrees_with_surt_package_on_generated(ref: Any, tail: str) -> None:
     for url in ("http://" + tail, tail):
         try:
             expected = ref.surt(url)
@@ -172,18 +178,18 @@ def test_agrees_with_surt_package_on_generated(tail: str) -> None:
         except AttributeError:
             assert surt(url) == "-"
             continue
-        assert surt(url) == expected
+        assert surt(url) == expected or _non_utf8_host(url)
 
 
 @pytest.mark.parametrize(
     "host", ["1.2.3", "0177.0.0.1", "1.010.0.1", "3279880203", "1.2.3.256", "1.09.0.1", "0x7f.1"]
 )
-def test_numeric_hosts_as_inet_aton_reads_them(host: str) -> None:
+def test_numeric_hosts_as_inet_aton_reads_them(ref: Any, host: str) -> None:
     # surt asks the system resolver; for these numeric forms glibc answers without a query.
     assert surt(f"http://{host}/") == ref.surt(f"http://{host}/")
 
 
-def test_non_utf8_bytes_keyed_as_the_bytes_are() -> None:
+def test_non_utf8_bytes_keyed_as_the_bytes_are(ref: Any) -> None:
     # Text decoded with surrogateescape: surt fails on it; its bytes key as surt keys the bytes.
     raw = b"http://onlinestreet.de/strassen/in-M\xfcnchen.html"
     text = raw.decode("utf-8", "surrogateescape")
@@ -192,7 +198,7 @@ def test_non_utf8_bytes_keyed_as_the_bytes_are() -> None:
         ref.surt(text)
 
 
-def test_non_utf8_host_read_as_latin1() -> None:
+def test_non_utf8_host_read_as_latin1(ref: Any) -> None:
     assert surt(b"http://B\xfccher.ch/") == "ch,xn--bcher-kva)/"
     assert ref.surt(b"http://B\xfccher.ch/") == b"ch,bcher)/"  # surt drops the byte
 
