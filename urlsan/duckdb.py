@@ -1,0 +1,107 @@
+"""urlsan in DuckDB: vectorized SQL functions over Arrow, registered on a connection.
+
+    import duckdb
+    import urlsan.duckdb
+
+    con = duckdb.connect()
+    urlsan.duckdb.register(con)
+    con.sql("SELECT urlsan_canonicalize(url), urlsan_surt(url) FROM 'crawl.parquet'")
+
+`register` adds, for a VARCHAR argument:
+
+* ``urlsan_canonicalize(url)`` → VARCHAR: the canonical URL under the policy;
+* ``urlsan_changed(url)`` → BOOLEAN: whether it differs from the input;
+* ``urlsan_rules(url)`` → VARCHAR[]: the rules that fired, each once, in the order they ran;
+* ``urlsan_surt(url)`` → VARCHAR: the SURT key (`urlsan.core.surt`), the ia profile by default,
+  as ``surt.surt`` and CDX indexes write it;
+* ``urlsan_surt_urlsan(url)`` → VARCHAR: the key of urlsan's meaning-preserving form
+  (``profile="urlsan"``), which never merges two URLs that `canonicalize` keeps apart.
+
+NULL in, NULL out; a blank URL gives NULL too.  A URL the policy refuses (the ``strict``
+profile, the opt-in ``reject-escaped-slash``) gives a NULL URL, ``changed`` false and the
+refusing rule in ``urlsan_rules``; a URL the SURT profile cannot key (a port that is not a
+number) gives a NULL key.  DuckDB hands each function a vector of rows (2,048) as one Arrow
+array at a time, so Python is entered once per vector, not once per row.  Needs duckdb and
+pyarrow: ``pip install 'urlsan[duckdb]'``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import duckdb
+import pyarrow as pa  # type: ignore[import-untyped]  # no stubs
+
+from urlsan._columns import build_policy, canonical_urls, columns, surt_keys
+from urlsan.core import Policy
+
+__all__ = ["register"]
+
+
+def _url_column(policy: Policy) -> Callable[[Any], Any]:
+    def batch(values: Any) -> Any:
+        return pa.array(canonical_urls(values.to_pylist(), policy), pa.string())
+
+    return batch
+
+
+def _changed_column(policy: Policy) -> Callable[[Any], Any]:
+    def batch(values: Any) -> Any:
+        return pa.array(columns(values.to_pylist(), policy)[1], pa.bool_())
+
+    return batch
+
+
+def _rules_column(policy: Policy) -> Callable[[Any], Any]:
+    def batch(values: Any) -> Any:
+        return pa.array(columns(values.to_pylist(), policy)[2], pa.list_(pa.string()))
+
+    return batch
+
+
+def _surt_column(profile: str, policy: Policy | None) -> Callable[[Any], Any]:
+    def batch(values: Any) -> Any:
+        return pa.array(surt_keys(values.to_pylist(), profile, policy), pa.string())
+
+    return batch
+
+
+def register(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    profile: str = "crawler",
+    rules: str = "",
+    drop_params: str | Iterable[str] = (),
+    keep_params: str | Iterable[str] = (),
+    policy: Policy | None = None,
+    surt_profile: str = "ia",
+    prefix: str = "urlsan_",
+) -> duckdb.DuckDBPyConnection:
+    """Add urlsan's SQL functions (the module's docstring lists them) to ``con``; returns it.
+
+    ``profile``, ``rules``, ``drop_params`` and ``keep_params`` choose the canonicalization
+    policy as `urlsan canon`'s options do (``policy`` overrides them); ``surt_profile`` is the
+    profile of ``urlsan_surt`` (``"ia"`` or ``"urlsan"``).  ``prefix`` starts each function's
+    name.  `ValueError` names a bad option; registering twice on one connection replaces the
+    functions."""
+    if policy is None:
+        policy = build_policy(profile, rules, drop_params, keep_params)
+    surt_keys([], surt_profile)  # a bad profile fails here, not at the first query
+    varchar, boolean = duckdb.sqltype("VARCHAR"), duckdb.sqltype("BOOLEAN")
+    functions = [
+        ("canonicalize", _url_column(policy), varchar),
+        ("changed", _changed_column(policy), boolean),
+        ("rules", _rules_column(policy), duckdb.list_type(varchar)),
+        ("surt", _surt_column(surt_profile, None), varchar),
+        ("surt_urlsan", _surt_column("urlsan", None), varchar),
+    ]
+    for name, function, returns in functions:
+        full = prefix + name
+        with contextlib.suppress(duckdb.InvalidInputException):  # not registered yet
+            con.remove_function(full)
+        con.create_function(
+            full, function, [varchar], returns, type="arrow", null_handling="special"
+        )
+    return con
