@@ -338,7 +338,8 @@ def record(
     host: str | None = None,
 ) -> dict[str, Any]:
     """The audit record of ``request``: who asked for what, then ``outcome.facts`` (given as
-    ``facts`` when already built).  ``host`` stands in for a request without a Host header."""
+    ``facts`` when already built), then the response's status (``request.status``, None when
+    no response came).  ``host`` stands in for a request without a Host header."""
     return audit_record.build(
         ts=ts,
         client=request.client,
@@ -348,6 +349,7 @@ def record(
         http_version=request.http_version,
         profile=settings.policy.name,
         facts_=outcome.facts if facts is None else facts,
+        status=request.status,
     )
 
 

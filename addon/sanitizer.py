@@ -17,12 +17,14 @@ reach the request line).
 from __future__ import annotations
 
 import asyncio
+import difflib
 import functools
 import json
 import logging
 import multiprocessing
+import os
 from collections import Counter
-from collections.abc import Coroutine, Sequence
+from collections.abc import Coroutine, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, NamedTuple
@@ -39,12 +41,25 @@ from . import decision
 from .decision import MAX_INLINE, MAX_TARGET, MODES, SIGNED, TOO_LONG, Outcome, Request
 from .target import Checked, lower_priority, wire_safe
 
-__all__ = ["MODES", "SIGNED", "Settings", "UrlSanitizer", "parse_settings"]
+__all__ = [
+    "MODES",
+    "SIGNED",
+    "Settings",
+    "UrlSanitizer",
+    "known_options",
+    "parse_settings",
+    "unknown_options",
+]
 
 logger = logging.getLogger(__name__)
 
 _MARKS = {"rejected": ":no_entry:", "skipped-signed": ":warning:", "skipped-oversize": ":warning:"}
 _LOGGED_TARGET = 200  # bytes of a target quoted in an error message
+# Records waiting for their response's status: in-flight requests, whose flows mitmproxy holds
+# anyway.  Past this many the oldest is written without one, so that the table stays bounded
+# even if a flow never ends (no response, no error).
+MAX_PENDING = 10_000
+PREFIX = "urlsan_"
 
 
 class Settings(NamedTuple):
@@ -103,6 +118,23 @@ def parse_settings(
     return Settings(decided, flt, Redactor.of(redact), max_inline)
 
 
+def unknown_options(names: Iterable[str], known: Iterable[str]) -> list[str]:
+    """A message for each of ``names`` (options mitmproxy was given but knows no addon for)
+    that is meant for urlsan: it starts with "urlsan", or it is close to one of urlsan's
+    ``known`` options.  Each names the closest known option, so that a misspelt option is
+    refused instead of silently doing nothing."""
+    known = sorted(known)
+    messages = []
+    for name in sorted(names):
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+        ours = name.lower().startswith("urlsan")
+        if not ours and not difflib.get_close_matches(name, known, n=1, cutoff=0.8):
+            continue  # another addon's, or mitmproxy's own business
+        hint = f"did you mean {close[0]}?" if close else "see `urlsan proxy --help`"
+        messages.append(f"unknown option {name}: {hint}")
+    return messages
+
+
 class UrlSanitizer:
     def __init__(self) -> None:
         self.settings = parse_settings("rewrite", "rfc3986", "", None, DEFAULT_REDACT, "skip")
@@ -112,6 +144,9 @@ class UrlSanitizer:
         self.errors = 0
         self.log_lost = 0  # audit records lost to write failures (reported by AuditLog, once)
         self._workers: ProcessPoolExecutor | None = None  # for targets over urlsan_max_inline
+        # Decided requests whose record waits for the response's status: flow id → (flow,
+        # outcome, time of the request).  Written at responseheaders, error, or done.
+        self._pending: dict[str, tuple[http.HTTPFlow, Outcome, str]] = {}
 
     def load(self, loader: Any) -> None:
         warn_if_no_twin(logger.warning)  # once per process: the fix is a wheel or a compiler
@@ -129,7 +164,9 @@ class UrlSanitizer:
             "urlsan_log",
             str,
             "",
-            "Path of urlsan's JSON Lines audit log (appended to); empty: no log.",
+            "Path of urlsan's JSON Lines audit log (appended to, created readable by its owner "
+            "alone); empty: no log. urlsan proxy writes urlsan-audit.jsonl in the current "
+            "directory unless this names another file or is set empty.",
         )
         loader.add_option(
             "urlsan_profile",
@@ -245,8 +282,35 @@ class UrlSanitizer:
                         f"Cannot open urlsan_log {path!r}: {e.strerror or e}"
                     ) from e
             if self.log:
+                self._flush()  # the requests seen so far belong to the log they came under
                 self.log.close()
             self.log = new
+
+    def running(self) -> None:
+        """Refuse misspelt options (mitmproxy keeps unknown ones aside, silently), then say in
+        one line what urlsan will do."""
+        mistakes = unknown_options(ctx.options.deferred, known_options(ctx.options))
+        if mistakes:
+            logger.error("urlsan: %s; stopping.", "; ".join(mistakes))
+            ctx.master.shutdown()  # type: ignore[no-untyped-call]
+            return
+        logger.info(self.startup_line())
+
+    def startup_line(self) -> str:
+        """Mode, profile, rule changes, filter and audit log, as the proxy starts."""
+        o = ctx.options
+        decided = self.settings.decision
+        parts = [f"urlsan: {decided.mode} mode", f"profile {decided.policy.name}"]
+        parts.append(f"rules {o.urlsan_rules}" if o.urlsan_rules else "the profile's rules")
+        for name in ("urlsan_drop_params", "urlsan_keep_params"):
+            if getattr(o, name):
+                parts.append(f"{name} {','.join(getattr(o, name))}")
+        if decided.signed != "skip":
+            parts.append(f"signed requests {decided.signed}")
+        if o.urlsan_filter:
+            parts.append(f"only flows matching {o.urlsan_filter!r}")
+        parts.append(f"audit log {os.path.abspath(self.log.path)}" if self.log else "no audit log")
+        return ", ".join(parts)
 
     def requestheaders(self, flow: http.HTTPFlow) -> Coroutine[Any, Any, None] | None:
         """Check the request-target.  Inline for ordinary targets; for one longer than
@@ -374,17 +438,49 @@ class UrlSanitizer:
         for rule in outcome.rules:  # not Counter.update: its Mapping test costs more than this
             rules[rule] += 1
         if self.log and outcome.recorded:
-            try:
-                if not self._record(self.log, flow, outcome):
-                    self.log_lost += 1
-            except Exception as e:  # a bug, not the file: AuditLog.write handles OSError
-                self.errors += 1
-                logger.error(
-                    "urlsan: could not write to audit log %s: %s; requests are still served, "
-                    "but this one is missing from the log",
-                    self.log.path,
-                    e,
-                )
+            # Written once the response's status is known (`responseheaders`, `error`, `done`).
+            pending = self._pending
+            if len(pending) >= MAX_PENDING:
+                self._write(*pending.pop(next(iter(pending))), None)
+            pending[flow.id] = (flow, outcome, audit_record.now())
+
+    def responseheaders(self, flow: http.HTTPFlow) -> None:
+        """The status is known: write the record of the request (urlsan's own answers, 400,
+        414 and 308, come here too)."""
+        if self._pending:
+            entry = self._pending.pop(flow.id, None)
+            if entry is not None and flow.response is not None:
+                self._write(*entry, flow.response.status_code)
+
+    def error(self, flow: http.HTTPFlow) -> None:
+        """No response will come (the upstream failed, the client went away): the record is
+        written without a status."""
+        if self._pending:
+            entry = self._pending.pop(flow.id, None)
+            if entry is not None:
+                self._write(*entry, flow.response.status_code if flow.response else None)
+
+    def _flush(self) -> None:
+        """Write every waiting record, without a status: the log closes or changes."""
+        pending, self._pending = self._pending, {}
+        for entry in pending.values():
+            self._write(*entry, None)
+
+    def _write(self, flow: http.HTTPFlow, outcome: Outcome, ts: str, status: int | None) -> None:
+        log = self.log
+        if log is None:
+            return
+        try:
+            if not self._record(log, flow, outcome, ts, status):
+                self.log_lost += 1
+        except Exception as e:  # a bug, not the file: AuditLog.write handles OSError
+            self.errors += 1
+            logger.error(
+                "urlsan: could not write to audit log %s: %s; requests are still served, "
+                "but this one is missing from the log",
+                log.path,
+                e,
+            )
 
     def _apply(self, flow: http.HTTPFlow, outcome: Outcome) -> None:
         request = flow.request
@@ -417,13 +513,15 @@ class UrlSanitizer:
                 flow.marked = _MARKS.get(action, ":wrench:")
         flow.metadata["urlsan"] = outcome.facts
 
-    def _record(self, log: AuditLog, flow: http.HTTPFlow, outcome: Outcome) -> bool:
+    def _record(
+        self, log: AuditLog, flow: http.HTTPFlow, outcome: Outcome, ts: str, status: int | None
+    ) -> bool:
         request = flow.request
         record = decision.record(
-            _request(request, _host_header(request), client=flow.client_conn.peername),
+            _request(request, _host_header(request), flow.client_conn.peername, status),
             outcome,
             self.settings.decision,
-            audit_record.now(),
+            ts,
             facts=flow.metadata["urlsan"],  # built once, for flow.metadata, capped as logged
             host=request.host,
         )
@@ -449,7 +547,8 @@ class UrlSanitizer:
         top = ", ".join(f"{r} ({n})" for r, n in self.rules.most_common(5)) or "none"
         lost = f" Audit records lost: {self.log_lost}." if self.log_lost else ""
         return (
-            f"urlsan: {total} requests checked in {self.settings.mode} mode: {actions}. "
+            f"urlsan: {total} request{'' if total == 1 else 's'} checked in "
+            f"{self.settings.mode} mode: {actions}. "
             f"Rules that changed requests most often: {top}. Errors: {self.errors}.{lost}"
         )
 
@@ -458,9 +557,16 @@ class UrlSanitizer:
             self._workers.shutdown(wait=False, cancel_futures=True)
             self._workers = None
         if self.log:
+            self._flush()  # requests still waiting for a response: recorded without a status
             self.log.close()
             self.log = None
         logger.info(self.summary())
+
+
+def known_options(options: Any) -> list[str]:
+    """urlsan's option names among mitmproxy's ``options``."""
+    names: Iterable[str] = options.keys()  # an OptManager: keys(), no iteration
+    return [name for name in names if name.startswith(PREFIX)]
 
 
 @functools.lru_cache(maxsize=256)
@@ -479,7 +585,9 @@ def _wire(target: Checked) -> bytes:
     return data
 
 
-def _request(request: http.Request, host_header: str | None, client: Any = None) -> Request:
+def _request(
+    request: http.Request, host_header: str | None, client: Any = None, status: int | None = None
+) -> Request:
     """The request as `urlsan.addon.decision` reads it.  ``authority`` is an HTTP/1
     absolute-form request's (HTTP/2's :authority is its Host header, ``host_header``)."""
     authority = None
@@ -500,6 +608,7 @@ def _request(request: http.Request, host_header: str | None, client: Any = None)
         "",
         authorization,
         authority,
+        status,
     )
 
 

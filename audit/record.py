@@ -177,22 +177,24 @@ def build(
     http_version: str,
     profile: str | None = None,
     facts_: dict[str, Any] | None = None,
+    status: int | None = None,
     **what: Any,
 ) -> dict[str, Any]:
     """The audit record of one request, as the proxy and ``urlsan audit`` both write it: who
     asked for what, then `facts` (given built as ``facts_``, or as `facts`'s arguments).
-    ``profile`` is written when given.  Secrets are masked and long strings cut by `serialize`
-    (or `AuditLog.write`)."""
+    ``profile`` is written when given; ``status`` always, last: the response's status code, or
+    None when no response came.  Secrets are masked and long strings cut by `serialize` (or
+    `AuditLog.write`)."""
     if facts_ is None:
         facts_ = facts(**what)
     if profile is None:
         return {
             "ts": ts, "client": client, "method": method, "scheme": scheme, "host": host,
-            "http_version": http_version, **facts_,
+            "http_version": http_version, **facts_, "status": status,
         }  # fmt: skip
     return {
         "ts": ts, "client": client, "method": method, "scheme": scheme, "host": host,
-        "http_version": http_version, "profile": profile, **facts_,
+        "http_version": http_version, "profile": profile, **facts_, "status": status,
     }  # fmt: skip
 
 
@@ -280,9 +282,9 @@ def _encode_known(record: dict[str, Any]) -> str:
     # KeyError for a missing key, _Unusual for one more, TypeError for a value that is not text
     # where text belongs, ValueError for a number that is no int.
     profile = record.get("profile")
-    if len(record) != (12 if profile is not None else 11):
+    if len(record) != (13 if profile is not None else 12):
         raise _Unusual
-    host, after = record["host"], record["after"]
+    host, after, status = record["host"], record["after"], record["status"]
     return (
         f'{{"ts":{_quote(record["ts"])},"client":{_quote(record["client"])},'
         f'"method":{_quote(record["method"])},"scheme":{_quote(record["scheme"])},'
@@ -292,7 +294,8 @@ def _encode_known(record: dict[str, Any]) -> str:
         f'"before":{_quote(record["before"])},'
         f'"after":{"null" if after is None else _quote(after)},'
         f'"action":{_quote(record["action"])},"edits":[{_edits(record["edits"])}],'
-        f'"findings":[{_findings(record["findings"])}]}}'
+        f'"findings":[{_findings(record["findings"])}],'
+        f'"status":{"null" if status is None else format(status, "d")}}}'
     )
 
 

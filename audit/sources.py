@@ -160,6 +160,7 @@ def read_flows(stream: IO[bytes], name: str) -> Iterator[Item]:
                 where=f"{name}: flow {number}",
                 authorization=request.headers.get("authorization"),
                 authority=authority,
+                status=flow.response.status_code if flow.response else None,
             )
     except exceptions.FlowReadException as e:
         # A torn or corrupt file: what was read counts, the rest cannot be found again.
@@ -224,7 +225,16 @@ def read_har(stream: IO[bytes], name: str) -> Iterator[Item]:
             http_version=version if isinstance(version, str) else "",
             where=where,
             authorization=authorization if isinstance(authorization, str) else None,
+            status=_har_status(entry.get("response")),
         )
+
+
+def _har_status(response: Any) -> int | None:
+    """``response.status`` of a HAR entry; HAR writes 0 (or nothing) for no response."""
+    status = response.get("status") if isinstance(response, dict) else None
+    if isinstance(status, int) and not isinstance(status, bool) and 100 <= status <= 999:
+        return status
+    return None
 
 
 # --- access logs (combined / common format)
@@ -319,6 +329,7 @@ def read_access_log(stream: IO[bytes], name: str) -> Iterator[Item]:
             target=target,
             http_version=version,
             where=where,
+            status=None if m.group("status") == b"-" else int(m.group("status")),
         )
 
 

@@ -10,13 +10,17 @@ from typing import Any
 
 MISSING_MITMPROXY = "urlsan proxy needs mitmproxy: pip install 'urlsan[proxy]'"
 DEFAULT_LISTEN_HOST = "127.0.0.1"
+# The audit log unless --set urlsan_log=... names another file (or none: urlsan_log=).
+DEFAULT_LOG = "urlsan-audit.jsonl"
+PROG = "urlsan proxy"  # how mitmproxy's own messages name the command
 HELP_FLAGS = frozenset({"-h", "--help"})
 USAGE = "usage: urlsan proxy [mitmdump options] [filter]"
 DESCRIPTION = (
     "mitmdump with the urlsan addon loaded: every request-target is canonicalized (RFC 3986), "
-    "audited or rejected, and each change is written to an audit log. Listens on "
-    f"{DEFAULT_LISTEN_HOST}:8080 unless --listen-host, --set listen_host=..., -p or "
-    "--mode ...@port say otherwise."
+    f"audited or rejected, and each change is written to an audit log ({DEFAULT_LOG} in the "
+    "current directory unless --set urlsan_log=FILE names another; --set urlsan_log= keeps "
+    f"none). Listens on {DEFAULT_LISTEN_HOST}:8080 unless --listen-host, --set "
+    "listen_host=..., -p or --mode ...@port say otherwise."
 )
 MORE = (
     "Every mitmdump option works too (-p, --mode, --set, ...): see `mitmdump --help` and "
@@ -37,7 +41,7 @@ class _Loader:
 
 
 def _default(value: Any) -> str:
-    if value is None or value == "":
+    if value is None or value == "" or value == [] or value == ():
         return "(none)"
     if isinstance(value, list | tuple):
         return ", ".join(str(v) for v in value)
@@ -54,6 +58,8 @@ def help_text(addon: Any) -> str:
     para = textwrap.TextWrapper(width=79, break_on_hyphens=False)
     lines = [USAGE, "", *para.wrap(DESCRIPTION), "", "urlsan options (--set name=value):"]
     for name, default, text, choices in loader.options:
+        if name == "urlsan_log":
+            default = DEFAULT_LOG  # what urlsan proxy sets; the addon alone keeps none
         lines.append(f"  {name}")
         lines += wrap.wrap(f"Default: {_default(default)}.")
         if choices:
@@ -100,26 +106,34 @@ def return_large_blocks() -> None:
             mallopt(param, value)
 
 
-def _names_listen_host(argv: list[str]) -> bool:
-    """Whether the user chose where to listen (otherwise: loopback only, not every interface)."""
+def _sets(argv: list[str], option: str) -> bool:
+    """Whether ``argv`` sets ``option`` (``--set option=...``)."""
     for i, arg in enumerate(argv):
-        if arg == "--listen-host" or arg.startswith("--listen-host="):
-            return True
         setting = arg[len("--set=") :] if arg.startswith("--set=") else None
         if arg == "--set" and i + 1 < len(argv):
             setting = argv[i + 1]
-        if setting is not None and setting.startswith("listen_host="):
+        if setting is not None and setting.startswith(f"{option}="):
             return True
     return False
 
 
+def _names_listen_host(argv: list[str]) -> bool:
+    """Whether the user chose where to listen (otherwise: loopback only, not every interface)."""
+    if any(arg == "--listen-host" or arg.startswith("--listen-host=") for arg in argv):
+        return True
+    return _sets(argv, "listen_host")
+
+
 def mitmdump_args(argv: list[str]) -> list[str]:
     """The mitmdump command line for ``urlsan proxy argv``."""
-    if _names_listen_host(argv):
-        return list(argv)
-    # mitmproxy listens on every interface by default; an open proxy is not a safe default.
-    # Port 8080 is mitmproxy's own default; -p and --mode ...@port override it.
-    return ["--listen-host", DEFAULT_LISTEN_HOST, *argv]
+    first = []
+    if not _names_listen_host(argv):
+        # mitmproxy listens on every interface by default; an open proxy is not a safe default.
+        # Port 8080 is mitmproxy's own default; -p and --mode ...@port override it.
+        first += ["--listen-host", DEFAULT_LISTEN_HOST]
+    if not _sets(argv, "urlsan_log"):
+        first += ["--set", f"urlsan_log={DEFAULT_LOG}"]  # every rewrite logged, unless told
+    return [*first, *argv]
 
 
 def _filter_options(args: Any) -> dict[str, str]:
@@ -130,6 +144,20 @@ def _filter_options(args: Any) -> dict[str, str]:
     return {}
 
 
+def _checked_options(options: Any, error: type[Exception]) -> Any:
+    """mitmdump's extra option step (run once the options are parsed, before anything
+    listens), which also refuses a misspelt urlsan option instead of keeping it aside unused."""
+    from ..addon.sanitizer import known_options, unknown_options
+
+    def extra(args: Any) -> dict[str, str]:
+        mistakes = unknown_options(options.deferred, known_options(options))
+        if mistakes:
+            raise error("; ".join(mistakes))
+        return _filter_options(args)
+
+    return extra
+
+
 def proxy_main(argv: list[str]) -> int:
     """Run mitmdump with the addon until it is stopped; the exit code for ``urlsan proxy``."""
     try:
@@ -137,6 +165,8 @@ def proxy_main(argv: list[str]) -> int:
     except ImportError:
         print(MISSING_MITMPROXY, file=sys.stderr)
         return 2
+    from mitmproxy import exceptions
+
     from ..addon.sanitizer import UrlSanitizer
 
     if HELP_FLAGS & set(argv):
@@ -144,21 +174,29 @@ def proxy_main(argv: list[str]) -> int:
         sys.stdout.write(help_text(UrlSanitizer()))
         return 0
 
+    extra: list[Any] = []
+
     class UrlsanDumpMaster(dump.DumpMaster):  # type: ignore[misc]
         # Added before the command line is parsed, so that --set urlsan_* works and a bad value
         # is mitmproxy's one-line option error, exactly as for a built-in addon.
         def __init__(self, options: Any, **kwargs: Any) -> None:
             super().__init__(options, **kwargs)
             self.addons.add(UrlSanitizer())  # type: ignore[no-untyped-call]
+            extra.append(_checked_options(options, exceptions.OptionsError))
 
     return_large_blocks()
+    # mitmproxy names the command by sys.argv[0] in its usage line and errors: "urlsan proxy",
+    # not the executable's path.
+    argv0, sys.argv[0] = sys.argv[0], PROG
     try:
-        main.run(UrlsanDumpMaster, cmdline.mitmdump, mitmdump_args(argv), _filter_options)
+        main.run(UrlsanDumpMaster, cmdline.mitmdump, mitmdump_args(argv), lambda a: extra[0](a))
     except SystemExit as e:
         if e.code is None or isinstance(e.code, int):
             return e.code or 0
         print(e.code, file=sys.stderr)
         return 1
+    finally:
+        sys.argv[0] = argv0
     return 0
 
 

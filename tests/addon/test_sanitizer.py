@@ -16,9 +16,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from mitmproxy import exceptions, http
+from mitmproxy.flow import Error
 from mitmproxy.test import taddons, tflow, tutils
 
-from urlsan.addon import UrlSanitizer
+from urlsan.addon import UrlSanitizer, sanitizer
 from urlsan.addon.sanitizer import MODES, parse_settings
 from urlsan.audit.record import MAX_EDITS, MAX_TEXT
 from urlsan.core import Policy
@@ -56,6 +57,16 @@ def flow(
 
 def records(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text("ascii").splitlines()]
+
+
+def served(addon: UrlSanitizer, f: http.HTTPFlow, status: int = 200) -> http.HTTPFlow:
+    """``f`` through the addon as mitmproxy serves it: its request headers, then the upstream's
+    response headers (``status``) unless urlsan answered it itself."""
+    addon.requestheaders(f)
+    if f.response is None:
+        f.response = tutils.tresp(status_code=status)
+    addon.responseheaders(f)
+    return f
 
 
 @pytest.fixture
@@ -470,7 +481,7 @@ class TestFlowHandling:
             addon.requestheaders(flow())
             with caplog.at_level(logging.INFO):
                 addon.done()
-        assert "urlsan: 1 requests checked in rewrite mode: 1 rewritten" in caplog.text
+        assert "urlsan: 1 request checked in rewrite mode: 1 rewritten" in caplog.text
 
 
 class TestAuditLog:
@@ -517,8 +528,8 @@ class TestAuditLog:
         log = tmp_path / "audit.jsonl"
         with taddons.context(addon) as tctx:
             tctx.configure(addon, urlsan_log=str(log), urlsan_mode=mode)
-            addon.requestheaders(flow())
-            addon.requestheaders(flow(b"/p%7e?X-Amz-Signature=s3cr3t"))
+            served(addon, flow())
+            served(addon, flow(b"/p%7e?X-Amz-Signature=s3cr3t"))
         assert [r["action"] for r in records(log)] == [action, "skipped-signed"]
 
     def test_findings_without_edits_are_logged_as_unchanged(
@@ -528,8 +539,7 @@ class TestAuditLog:
         target = b"/a%2Fb"  # an escaped slash: reported, never decoded by default
         with taddons.context(addon) as tctx:
             tctx.configure(addon, urlsan_log=str(log))
-            f = flow(target)
-            addon.requestheaders(f)
+            f = served(addon, flow(target))
             assert f.request.data.path == target
         (record,) = records(log)
         assert record["action"] == "unchanged"
@@ -555,11 +565,137 @@ class TestAuditLog:
             tctx.configure(addon, urlsan_log=str(tmp_path / "audit.jsonl"))
             assert addon.log is not None
             addon.log.close()  # every later write fails, like a full disk
-            f = flow()
             with caplog.at_level(logging.ERROR):
-                addon.requestheaders(f)
+                f = served(addon, flow())
             assert f.request.data.path == CANONICAL
             assert "could not write to audit log" in caplog.text
+
+
+class TestStartUp:
+    def test_one_line_says_what_urlsan_will_do(
+        self, addon: UrlSanitizer, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        log = tmp_path / "audit.jsonl"
+        with taddons.context(addon) as tctx:
+            with caplog.at_level(logging.INFO):
+                addon.running()
+            assert "urlsan: rewrite mode, profile rfc3986, the profile's rules, no audit log" in (
+                caplog.text
+            )
+            tctx.configure(
+                addon,
+                urlsan_mode="audit",
+                urlsan_profile="crawler",
+                urlsan_rules="+merge-slashes",
+                urlsan_log=str(log),
+            )
+            assert addon.startup_line() == (
+                f"urlsan: audit mode, profile crawler, rules +merge-slashes, audit log {log}"
+            )
+
+    def test_a_misspelt_option_stops_the_proxy(
+        self,
+        addon: UrlSanitizer,
+        caplog: pytest.LogCaptureFixture,
+        monkeypatch: pytest.MonkeyPatch,
+    ) -> None:
+        """mitmproxy keeps options it does not know aside (a script may add them later); by the
+        time the proxy runs, a urlsan_* one left there is a mistake: refused, not ignored."""
+        with taddons.context(addon) as tctx:
+            tctx.options.deferred["urlsan_mod"] = "audit"
+            tctx.options.deferred["other_addons_option"] = "1"
+            stopped: list[bool] = []
+            monkeypatch.setattr(tctx.master, "shutdown", lambda: stopped.append(True))
+            with caplog.at_level(logging.INFO):
+                addon.running()
+            assert stopped == [True]
+        assert "urlsan: unknown option urlsan_mod: did you mean urlsan_mode?; stopping." in (
+            caplog.text
+        )
+        assert "other_addons_option" not in caplog.text
+        assert "rewrite mode" not in caplog.text
+
+
+class TestStatus:
+    """The record says how the request ended: the response's status, or null."""
+
+    def test_the_upstreams_status(self, addon: UrlSanitizer, tmp_path: Path) -> None:
+        log = tmp_path / "audit.jsonl"
+        with taddons.context(addon) as tctx:
+            tctx.configure(addon, urlsan_log=str(log))
+            served(addon, flow(), status=404)
+            served(addon, flow(b"/b/./c"), status=200)
+            assert len(records(log)) == 2  # written as each response came, not at shutdown
+            addon.done()
+        assert [(r["before"], r["status"]) for r in records(log)] == [
+            (DIRTY.decode(), 404),
+            ("/b/./c", 200),
+        ]
+
+    @pytest.mark.parametrize(
+        "mode, path, status", [("redirect", DIRTY, 308), ("reject", b"/a%zz", 400)]
+    )
+    def test_urlsans_own_answers(
+        self, addon: UrlSanitizer, tmp_path: Path, mode: str, path: bytes, status: int
+    ) -> None:
+        log = tmp_path / "audit.jsonl"
+        with taddons.context(addon) as tctx:
+            tctx.configure(addon, urlsan_log=str(log), urlsan_mode=mode)
+            f = served(addon, flow(path), status=200)
+            assert f.response is not None and f.response.status_code == status
+        (record,) = records(log)
+        assert record["status"] == status
+
+    def test_no_response_is_recorded_once_without_status(
+        self, addon: UrlSanitizer, tmp_path: Path
+    ) -> None:
+        log = tmp_path / "audit.jsonl"
+        with taddons.context(addon) as tctx:
+            tctx.configure(addon, urlsan_log=str(log))
+            failed, waiting = flow(), flow(b"/w/./x")
+            addon.requestheaders(failed)
+            addon.requestheaders(waiting)
+            failed.error = Error("connection refused")
+            addon.error(failed)
+            addon.done()  # the proxy stops with a request still waiting for its response
+            addon.responseheaders(waiting)  # too late: already written, never twice
+        assert [(r["before"], r["status"]) for r in records(log)] == [
+            (DIRTY.decode(), None),
+            ("/w/./x", None),
+        ]
+
+    def test_a_new_log_takes_only_new_requests(self, addon: UrlSanitizer, tmp_path: Path) -> None:
+        first, second = tmp_path / "1.jsonl", tmp_path / "2.jsonl"
+        with taddons.context(addon) as tctx:
+            tctx.configure(addon, urlsan_log=str(first))
+            f = flow()
+            addon.requestheaders(f)
+            tctx.configure(addon, urlsan_log=str(second))
+            f.response = tutils.tresp()
+            addon.responseheaders(f)
+            served(addon, flow(b"/n/./m"))
+        assert [r["status"] for r in records(first)] == [None]
+        assert [(r["before"], r["status"]) for r in records(second)] == [("/n/./m", 200)]
+
+    def test_waiting_records_are_capped(
+        self, addon: UrlSanitizer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        monkeypatch.setattr(sanitizer, "MAX_PENDING", 2)
+        log = tmp_path / "audit.jsonl"
+        with taddons.context(addon) as tctx:
+            tctx.configure(addon, urlsan_log=str(log))
+            flows = [flow(b"/%d/./x" % i) for i in range(3)]
+            for f in flows:
+                addon.requestheaders(f)
+            assert [r["before"] for r in records(log)] == ["/0/./x"]  # the oldest, at once
+            for f in flows:
+                f.response = tutils.tresp(status_code=204)
+                addon.responseheaders(f)
+        assert [(r["before"], r["status"]) for r in records(log)] == [
+            ("/0/./x", None),
+            ("/1/./x", 204),
+            ("/2/./x", 204),
+        ]
 
 
 def test_policy_default_profile_matches_core() -> None:

@@ -39,12 +39,23 @@ def test_fields_in_the_order_the_proxy_writes_them() -> None:
     rec = build(result, profile="rfc3986")
     assert list(rec) == [
         "ts", "client", "method", "scheme", "host", "http_version", "profile",
-        "before", "after", "action", "edits", "findings",
+        "before", "after", "action", "edits", "findings", "status",
     ]  # fmt: skip
     assert rec["before"] == "/%7euser/./a?q=%41" and rec["after"] == "/~user/a?q=A"
     assert rec["edits"] == [e.as_dict() for e in result.edits]
     assert rec["findings"] == [f.as_dict() for f in result.findings]
     assert "profile" not in build(result)  # only when the writer names it
+    assert rec["status"] is None  # no response (yet)
+
+
+def test_status_is_written_by_both_encoders() -> None:
+    """The response's status, last: the fast encoder and the JSON encoder write the same."""
+    result = canonicalize("/%7euser/./a?q=%41", Policy.profile("rfc3986"), form="origin")
+    for status in (None, 200, 308, 502):
+        rec = build(result, profile="rfc3986", status=status)
+        fast = record.encode_record(rec)
+        assert fast == record.encode_json(rec)
+        assert json.loads(fast)["status"] == status
 
 
 def test_a_refused_target() -> None:
@@ -57,7 +68,7 @@ def test_a_refused_target() -> None:
         rejected_by="reject-escaped-slash",
     )
     assert rec["after"] is None and rec["findings"] == [finding.as_dict()]
-    assert list(rec)[-2:] == ["reason", "rejected_by"]
+    assert list(rec)[-3:] == ["reason", "rejected_by", "status"]
     assert rec["rejected_by"] == "reject-escaped-slash"
 
 

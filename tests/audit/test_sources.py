@@ -61,7 +61,14 @@ def test_access_log_lines() -> None:
     assert (got[3].method, got[3].scheme, got[3].host) == ("POST", "http", "Example.COM:80")
     assert got[4].http_version == ""
     assert got[5].host == "shop.example:443"
+    assert [r.status for r in got] == [200, 404, 200, 200, 200, 200]  # the response's status
     assert [b.where for b in bad] == ["f:8", "f:9"]
+
+
+def test_access_log_without_a_status() -> None:
+    """A request answered by no one is logged with "-" for its status: recorded as None."""
+    (got,) = read(b'192.0.2.1 - - [22/Nov/2026:04:58:02 +0000] "GET /a HTTP/1.1" - 0 "-" "-"\n')
+    assert isinstance(got, Request) and got.status is None
 
 
 @pytest.mark.parametrize(
@@ -95,10 +102,12 @@ def test_har_entries() -> None:
                     "httpVersion": "HTTP/2.0",
                     "headers": [{"name": "Authorization", "value": "AWS4-HMAC-SHA256 x"}],
                 },
+                "response": {"status": 301},
             },
             {
                 "startedDateTime": "2026-11-22T04:57:59Z",
                 "request": {"method": "GET", "url": "http://h"},
+                "response": {"status": 0},  # HAR's "no response" (a blocked or failed request)
             },
             {"request": {"method": "CONNECT", "url": "https://h:443/"}},
             {"request": {"url": "http://h/"}},
@@ -113,6 +122,7 @@ def test_har_entries() -> None:
     ]
     assert got[0].ts == 1795323478.25 and got[0].http_version == "HTTP/2.0"
     assert got[0].authorization == "AWS4-HMAC-SHA256 x" and got[0].client == ""
+    assert [r.status for r in got] == [301, None]
     assert [i.where for i in items if isinstance(i, Unreadable)] == ["f: entry 4", "f: entry 5"]
 
 
@@ -160,7 +170,7 @@ def test_flow_file_written_by_mitmproxy(tmp_path: Path) -> None:
         writer.add(tflow.tflow(req=tutils.treq(path=b"/%7ea/./b", authority=b"")))
         writer.add(tflow.ttcpflow())  # not HTTP: passed over
         writer.add(tflow.tflow(req=tutils.treq(method=b"CONNECT", path=b"")))
-        writer.add(tflow.tflow(req=tutils.treq(path=b"/c")))
+        writer.add(tflow.tflow(req=tutils.treq(path=b"/c"), resp=tutils.tresp(status_code=503)))
     with open(path, "ab") as f:
         f.write(b"99999:4:torn")  # a torn last flow
     stream = sources.open_source(str(path))
@@ -173,4 +183,5 @@ def test_flow_file_written_by_mitmproxy(tmp_path: Path) -> None:
     assert [r.target for r in got] == [b"/%7ea/./b", b"/c"]
     assert got[0].client == "127.0.0.1:22" and got[0].method == "GET"
     assert got[0].host == "address" and got[0].scheme == "http"  # the Host header
+    assert [r.status for r in got] == [None, 503]  # no response recorded; the response's
     assert [i.where for i in items if isinstance(i, Unreadable)] == ["f: after flow 4"]

@@ -12,24 +12,77 @@ import pytest
 
 from urlsan.cli import proxy as cli
 
+LOG = ["--set", "urlsan_log=urlsan-audit.jsonl"]
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # where urlsan proxy writes its audit log by default
+
 
 @pytest.mark.parametrize(
     "argv, expected",
     [
-        ([], ["--listen-host", "127.0.0.1"]),
-        (["-p", "9000"], ["--listen-host", "127.0.0.1", "-p", "9000"]),
+        ([], ["--listen-host", "127.0.0.1", *LOG]),
+        (["-p", "9000"], ["--listen-host", "127.0.0.1", *LOG, "-p", "9000"]),
         (
             ["--mode", "reverse:http://127.0.0.1:3000"],
-            ["--listen-host", "127.0.0.1", "--mode", "reverse:http://127.0.0.1:3000"],
+            ["--listen-host", "127.0.0.1", *LOG, "--mode", "reverse:http://127.0.0.1:3000"],
         ),
-        (["--listen-host", "0.0.0.0"], ["--listen-host", "0.0.0.0"]),
-        (["--listen-host=::"], ["--listen-host=::"]),
-        (["--set", "listen_host=0.0.0.0"], ["--set", "listen_host=0.0.0.0"]),
-        (["--set=listen_host=::1"], ["--set=listen_host=::1"]),
+        (["--listen-host", "0.0.0.0"], [*LOG, "--listen-host", "0.0.0.0"]),
+        (["--listen-host=::"], [*LOG, "--listen-host=::"]),
+        (["--set", "listen_host=0.0.0.0"], [*LOG, "--set", "listen_host=0.0.0.0"]),
+        (["--set=listen_host=::1"], [*LOG, "--set=listen_host=::1"]),
+        # The audit log is the user's to name, or to turn off.
+        (
+            ["--set", "urlsan_log=a.jsonl"],
+            ["--listen-host", "127.0.0.1", "--set", "urlsan_log=a.jsonl"],
+        ),
+        (["--set=urlsan_log="], ["--listen-host", "127.0.0.1", "--set=urlsan_log="]),
     ],
 )
 def test_mitmdump_args(argv: list[str], expected: list[str]) -> None:
     assert cli.mitmdump_args(argv) == expected
+
+
+@pytest.mark.parametrize(
+    "option, hint",
+    [
+        ("urlsan_mod=audit", "unknown option urlsan_mod: did you mean urlsan_mode?"),
+        ("urlsan_prfile=crawler", "unknown option urlsan_prfile: did you mean urlsan_profile?"),
+        ("urlsn_rules=+merge-slashes", "unknown option urlsn_rules: did you mean urlsan_rules?"),
+        ("urlsan_whatever=1", "unknown option urlsan_whatever: see `urlsan proxy --help`"),
+    ],
+)
+def test_a_misspelt_option_is_refused_before_listening(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str], option: str, hint: str
+) -> None:
+    code = cli.proxy_main(["-p", "0", "--set", f"confdir={tmp_path}", "--set", option])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert err == f"urlsan proxy: {hint}\n"
+
+
+def test_unknown_options_leave_other_addons_alone() -> None:
+    from urlsan.addon.sanitizer import unknown_options
+
+    known = ["urlsan_mode", "urlsan_log"]
+    assert unknown_options(["block_global", "my_script_option"], known) == []
+    assert unknown_options(["urlsan_lgo"], known) == [
+        "unknown option urlsan_lgo: did you mean urlsan_log?"
+    ]
+
+
+def test_mitmproxys_own_messages_name_urlsan_proxy(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Not the executable's path, nor "urlsan" alone: the command the user typed."""
+    argv0 = sys.argv[0]
+    assert cli.proxy_main(["-p", "0", "--no-such-flag"]) == 1
+    err = capsys.readouterr().err
+    assert "usage: urlsan proxy [options] [filter]" in err
+    assert "urlsan proxy: error: unrecognized arguments: --no-such-flag" in err
+    assert sys.argv[0] == argv0
 
 
 def test_missing_mitmproxy(
@@ -76,6 +129,8 @@ def test_help_shows_the_urlsan_options(capsys: pytest.CaptureFixture[str]) -> No
         assert f"\n  {name}\n" in out
     assert "urlsan_max_inline" in names and "Default: 8192." in out
     assert "One of: rewrite, audit, reject, redirect." in out
+    assert "Default: ." not in out  # an empty list is "(none)"
+    assert "  urlsan_log\n    Default: urlsan-audit.jsonl." in out
     assert out.rstrip().endswith("`mitmdump --options`.")
     assert max(len(line) for line in out.splitlines()) <= 79
 

@@ -22,7 +22,8 @@ from tests.harness import (
 
 pytestmark = pytest.mark.e2e
 
-# A mitmproxy script run before the addon (``-s`` order): it saves every request untouched.
+# A mitmproxy script run before the addon (``-s`` order): it keeps every request untouched and
+# saves it with its response once that comes (the record holds the response's status).
 RECORDER = """
 from mitmproxy.io import FlowWriter
 
@@ -31,12 +32,26 @@ class Recorder:
     def __init__(self):
         self.file = open({path!r}, "wb")
         self.writer = FlowWriter(self.file)
+        self.waiting = {{}}
 
     def requestheaders(self, flow):
-        self.writer.add(flow.copy())
+        self.waiting[flow.id] = flow.copy()
+
+    def responseheaders(self, flow):
+        saved = self.waiting.pop(flow.id)
+        saved.response = flow.response.copy()
+        self.save(saved)
+
+    def error(self, flow):
+        self.save(self.waiting.pop(flow.id))
+
+    def save(self, flow):
+        self.writer.add(flow)
         self.file.flush()
 
     def done(self):
+        for flow in self.waiting.values():
+            self.writer.add(flow)
         self.file.close()
 
 
@@ -94,4 +109,6 @@ def test_live_proxy_and_urlsan_audit_agree(tmp_path: Path, mode: str, profile: s
     assert run.returncode == 0, run.stderr
     proxy_records, audit_records = _records(log), _records(audited)
     assert len(proxy_records) == len(TARGETS) - 1  # the clean target leaves none
+    # Each with its response's status: the upstream's, or urlsan's own 308, 400 or 414.
+    assert {r["status"] for r in proxy_records} <= {200, 308, 400, 414}
     assert proxy_records == audit_records
