@@ -23,6 +23,7 @@ import json
 import logging
 import multiprocessing
 import os
+import re
 from collections import Counter
 from collections.abc import Coroutine, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -55,6 +56,9 @@ logger = logging.getLogger(__name__)
 
 _MARKS = {"rejected": ":no_entry:", "skipped-signed": ":warning:", "skipped-oversize": ":warning:"}
 _LOGGED_TARGET = 200  # bytes of a target quoted in an error message
+_COMMENT_TARGET = 1000  # characters of the original target in a flow's comment
+_COMMENT_FINDINGS = 10  # findings named in a flow's comment
+_UNSHOWN = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 # Records waiting for their response's status: in-flight requests, whose flows mitmproxy holds
 # anyway.  Past this many the oldest is written without one, so that the table stays bounded
 # even if a flow never ends (no response, no error).
@@ -501,15 +505,12 @@ class UrlSanitizer:
                 request.host_header = outcome.host
             if outcome.authority:
                 request.data.authority = outcome.authority.encode("ascii")
-        if action != "unchanged":
-            if outcome.rejected_by:
-                note = f"urlsan {action}: {outcome.rejected_by}"
-            elif outcome.rules:
-                note = _note(action, outcome.rules)
-            else:
-                note = f"urlsan {action}: {', '.join(f.rule for f in outcome.findings)}"
+        if action != "unchanged" or outcome.findings:
+            # mitmweb shows a flow's comment and mark, not its metadata: what an auditor looks
+            # for (the target as it came, the findings) goes in the comment.
+            note = _comment(outcome)
             flow.comment = f"{flow.comment}\n{note}" if flow.comment else note
-            if not flow.marked:
+            if not flow.marked and action != "unchanged":
                 flow.marked = _MARKS.get(action, ":wrench:")
         flow.metadata["urlsan"] = outcome.facts
 
@@ -567,6 +568,37 @@ def known_options(options: Any) -> list[str]:
     """urlsan's option names among mitmproxy's ``options``."""
     names: Iterable[str] = options.keys()  # an OptManager: keys(), no iteration
     return [name for name in names if name.startswith(PREFIX)]
+
+
+def _escape(match: re.Match[str]) -> str:
+    return match.group().encode("unicode_escape").decode("ascii")
+
+
+def _comment(outcome: Outcome) -> str:
+    """The flow's comment: the action and the rules (or the rule that refused the target),
+    the target as it came, and the findings."""
+    action = outcome.action
+    if action == "unchanged":
+        lines = ["urlsan found, forwarded unchanged"]
+    elif outcome.rejected_by:
+        lines = [f"urlsan {action}: {outcome.rejected_by}"]
+    elif outcome.rules:
+        lines = [_note(action, outcome.rules)]
+    else:
+        lines = [f"urlsan {action}: {', '.join(f.rule for f in outcome.findings)}"]
+    before = outcome.target.input
+    cut = "…" if len(before) > _COMMENT_TARGET else ""
+    # Raw bytes that are not UTF-8 as \udcXX, controls and bidi overrides as \xXX/\uXXXX:
+    # shown, never acted on by the page.
+    shown = before[:_COMMENT_TARGET].encode("utf-8", "backslashreplace").decode("utf-8")
+    lines.append(f"original target: {_UNSHOWN.sub(_escape, shown)}{cut}")
+    findings = outcome.findings
+    if findings:
+        shown = [f"{f.rule} ({f.component} at {f.offset})" for f in findings[:_COMMENT_FINDINGS]]
+        if len(findings) > _COMMENT_FINDINGS:
+            shown.append(f"{len(findings) - _COMMENT_FINDINGS} more")
+        lines.append(f"findings: {', '.join(shown)}")
+    return "\n".join(lines)
 
 
 @functools.lru_cache(maxsize=256)

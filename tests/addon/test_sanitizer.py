@@ -264,7 +264,12 @@ class TestModes:
                 assert f.request.data.path == path
                 assert f.response is None
                 assert f.metadata["urlsan"]["action"] == "unchanged"
-                assert not f.marked and not f.comment
+                assert not f.marked
+                if f.metadata["urlsan"]["findings"]:  # %2F: shown to the auditor, not marked
+                    assert f.comment.startswith("urlsan found, forwarded unchanged\n")
+                    assert "findings: escaped-slash (path at 7)" in f.comment
+                else:
+                    assert not f.comment
 
 
 class TestHost:
@@ -569,6 +574,43 @@ class TestAuditLog:
                 f = served(addon, flow())
             assert f.request.data.path == CANONICAL
             assert "could not write to audit log" in caplog.text
+
+
+class TestMitmweb:
+    """mitmweb shows a flow's comment and mark (not its metadata): the comment holds what an
+    auditor looks for, the target as it came and the findings."""
+
+    def test_comment_of_a_rewritten_flow(self, addon: UrlSanitizer) -> None:
+        with taddons.context(addon):
+            f = flow(b"/a/./b/%2e%2e/c?x=%7e")
+            addon.requestheaders(f)
+        assert f.marked == ":wrench:"
+        head, original, findings = f.comment.split("\n")
+        assert head.startswith("urlsan rewritten: ") and "remove-dot-segments" in head
+        assert original == "original target: /a/./b/%2e%2e/c?x=%7e"
+        assert findings.startswith("findings: ") and "dot-segment (path at 3)" in findings
+
+    def test_comment_of_a_rejected_flow_keeps_raw_bytes_readable(self, addon: UrlSanitizer) -> None:
+        with taddons.context(addon) as tctx:
+            tctx.configure(addon, urlsan_mode="reject")
+            f = flow(b"/a%zz/\xff")
+            addon.requestheaders(f)
+        assert f.marked == ":no_entry:"
+        assert f.comment.splitlines()[1] == "original target: /a%zz/\\udcff"
+
+    def test_controls_and_bidi_overrides_are_shown_escaped(self, addon: UrlSanitizer) -> None:
+        with taddons.context(addon):
+            f = flow(b"/a/./\xe2\x80\xaeb\x1b[31m")
+            addon.requestheaders(f)
+        assert f.comment.splitlines()[1] == "original target: /a/./\\u202eb\\x1b[31m"
+
+    def test_a_long_target_is_cut_in_the_comment(self, addon: UrlSanitizer) -> None:
+        with taddons.context(addon):
+            f = flow(b"/./" + b"a" * 5000)
+            addon.requestheaders(f)
+        original = f.comment.splitlines()[1]
+        assert original == "original target: /./" + "a" * 997 + "…"
+        assert f.metadata["urlsan"]["before"] == "/./" + "a" * 5000  # the whole, for machines
 
 
 class TestStartUp:
