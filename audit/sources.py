@@ -6,6 +6,7 @@ it could not read, so that the caller counts it and goes on):
     read_flows       mitmproxy flow files (``mitmdump -w``), through mitmproxy's own `FlowReader`
     read_har         HAR 1.2 (browsers' devtools, mitmproxy's ``hardump``): log.entries[].request
     read_access_log  access logs in the combined or common format (nginx, Apache): the request line
+    archive.py       WARC files (their request records) and CDX / CDXJ indexes
 
 `detect` names the format from the first bytes; `open_source` gunzips a ``.gz`` (by its magic
 bytes, not its name).  mitmproxy is imported only when a flow file is read: the rest needs
@@ -25,7 +26,7 @@ from typing import IO, Any, BinaryIO, NamedTuple, cast
 
 from .record import address, parse_time
 
-FORMATS = ("flows", "har", "access-log")
+FORMATS = ("flows", "har", "access-log", "warc", "cdx", "cdxj")
 FLOWS_NEED = "reading mitmproxy flow files needs mitmproxy: pip install 'urlsan[proxy]'"
 
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -111,7 +112,9 @@ def detect(stream: IO[bytes]) -> str | None:
     first_line = head.split(b"\n", 1)[0]
     if _COMBINED.match(first_line.rstrip(b"\r")):
         return "access-log"
-    return None
+    from . import archive  # WARC files, CDX and CDXJ indexes
+
+    return archive.detect(head)
 
 
 def read(stream: IO[bytes], fmt: str, name: str) -> Iterator[Item]:
@@ -122,6 +125,12 @@ def read(stream: IO[bytes], fmt: str, name: str) -> Iterator[Item]:
         return read_har(stream, name)
     if fmt == "access-log":
         return read_access_log(stream, name)
+    if fmt in ("warc", "cdx", "cdxj"):
+        from . import archive
+
+        return {"warc": archive.read_warc, "cdx": archive.read_cdx, "cdxj": archive.read_cdxj}[fmt](
+            stream, name
+        )
     raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
 
 
