@@ -1,0 +1,247 @@
+"""How each server behind a proxy reads a request-target, as data: what `backends.py` walks.
+
+A model is the server's steps in order, each a `Step` naming an operation of `backends.py`
+and its argument, with the source the step rests on.  ``measured`` models were held against
+the real server (tests/backends, on the version named); the others are read from the server's
+documentation.  A step's argument is a string, or a frozenset of bytes for the byte sets.
+
+The operations, in the order a server may take them:
+
+``refuse-raw``        refuse when the target holds one of these bytes as sent
+``split-line``        whitespace of these bytes splits the request line: trailing is dropped,
+                      inner is 400 (too many words)
+``refuse-raw-utf8``   refuse when the target's bytes above 0x7F are no valid UTF-8
+``cut``               the path ends at the first of these bytes (``?``, and ``#`` for some)
+``cut-escaped``       as ``cut``, but not within the two characters after a ``%``
+``leading-slashes``   a run of ``/`` at the start becomes one
+``refuse-dot-param``  refuse a segment that is ``.`` or ``..`` (decoded) with a path parameter
+``strip-params``      remove path parameters: ``each`` (``;…`` up to the next ``/`` in every
+                      segment), ``jetty`` (see `backends._strip_params_jetty`)
+``jetty-path``        Jetty's HttpURI: the last path parameter of the last segment cut; the
+                      rest decoded (decoder ``jetty``, with every ``;…`` up to a ``/`` removed)
+                      only when the path holds a ``%`` or a parameter before a ``/``
+``decode``            percent-decode; the argument names a `Decoder` of `DECODERS`
+``merge-slashes``     a run of ``/`` becomes one
+``dots``              remove dot segments; the argument names a `Dots` of `DOTS`
+``lstrip-slashes``    a run of ``/`` at the start of the decoded path becomes one
+``charset``           bytes to text: ``bytes`` (UTF-8, other bytes kept as surrogate escapes, as
+                      ``os.fsdecode``), ``replace`` (U+FFFD), ``refuse`` (400), ``latin-1``
+                      (the whole path as Latin-1 when it is no valid UTF-8), ``text`` (UTF-8,
+                      lone surrogates of ``%uD800`` kept)
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class Step(NamedTuple):
+    op: str
+    arg: str | frozenset[int] = ""
+    source: str = ""
+
+
+class Decoder(NamedTuple):
+    """One server's percent-decoding."""
+
+    refuse: frozenset[int] = frozenset()  # decoded bytes answered with 4xx
+    invalid: str = "refuse"  # "%" without two hex digits: "refuse" or "keep"
+    u_escapes: bool = False  # %uXXXX (UTF-16 code unit) decoded
+    loose_hex: bool = False  # Jetty's hex digits: any byte whose value maps into 0-15
+    only_unreserved: bool = False  # decode ALPHA / DIGIT / "-" / "." / "_" / "~" only
+    utf8: bool = False  # invalid UTF-8 in an escape refused (decodeURIComponent)
+    raw_latin1: bool = False  # raw bytes above 0x7F are Latin-1 characters (a WSGI request line)
+    latin1_fallback: bool = False  # escapes that make no UTF-8 are Latin-1 characters instead
+    params: bool = False  # ";" up to the next "/" dropped (Jetty's URIUtil.decodePath)
+
+
+class Dots(NamedTuple):
+    """One server's removal of dot segments."""
+
+    above_root: str  # "refuse" (4xx) or "clamp" (stays at "/")
+    trailing: str = "slash"  # "/a/b/.." → "/a/" ("slash") or "/a" ("none")
+
+
+class Model(NamedTuple):
+    name: str
+    server: str
+    version: str  # the version measured, or documented
+    measured: bool
+    steps: tuple[Step, ...]
+    settings: str  # the settings that change the reading
+
+
+def _bytes(*ranges: tuple[int, int], extra: bytes = b"") -> frozenset[int]:
+    out = set(extra)
+    for lo, hi in ranges:
+        out.update(range(lo, hi + 1))
+    return frozenset(out)
+
+
+CONTROLS = _bytes((0x00, 0x1F), extra=b"\x7f")
+NON_ASCII = _bytes((0x80, 0xFF))
+SLASH = frozenset(b"/")
+BACKSLASH = frozenset(b"\\")
+NUL = frozenset(b"\x00")
+# Python's str.split() whitespace in a Latin-1 request line: http.server sees more than three words
+PY_WHITESPACE = frozenset(b"\t\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0")
+# Tomcat's request-target: RFC 7230 characters only (relaxedPathChars and relaxedQueryChars unset)
+TOMCAT_RAW = CONTROLS | NON_ASCII | frozenset(b'"#<>[\\]^`{|}')
+
+DECODERS: dict[str, Decoder] = {
+    "nginx": Decoder(refuse=NUL),
+    "go": Decoder(),
+    "node": Decoder(utf8=True),
+    "werkzeug": Decoder(invalid="keep", raw_latin1=True),
+    "apache-unreserved": Decoder(invalid="refuse", only_unreserved=True),
+    "apache": Decoder(refuse=SLASH | NUL),
+    "tomcat": Decoder(refuse=SLASH | BACKSLASH | NUL),
+    "jetty": Decoder(refuse=NUL, u_escapes=True, loose_hex=True, latin1_fallback=True, params=True),
+}
+
+DOTS: dict[str, Dots] = {
+    "refuse": Dots("refuse"),
+    "refuse-no-slash": Dots("refuse", "none"),
+    "clamp": Dots("clamp"),
+    "clamp-no-slash": Dots("clamp", "none"),
+}
+
+_NGINX = "src/http/ngx_http_parse.c, ngx_http_parse_complex_uri"
+_APACHE = "server/util.c, ap_normalize_path and ap_unescape_url; server/request.c"
+_TOMCAT = "org.apache.catalina.connector.CoyoteAdapter: parsePathParameters, normalize"
+_JETTY = "org.eclipse.jetty.http.HttpURI, URIUtil.decodePath and canonicalPath"
+_GO = "net/url.ParseRequestURI, (*URL).setPath"
+
+MODELS: dict[str, Model] = {
+    m.name: m
+    for m in (
+        Model(
+            "nginx",
+            "nginx",
+            "1.22.1",
+            True,
+            (
+                Step("refuse-raw", CONTROLS, _NGINX),
+                Step("cut", "?#", _NGINX),
+                Step("decode", "nginx", _NGINX + ": %00 is 400"),
+                Step("merge-slashes", "", "merge_slashes on (the default)"),
+                Step("dots", "refuse", _NGINX + ": above the root is 400"),
+                Step("charset", "bytes", "$uri holds bytes"),
+            ),
+            "merge_slashes off keeps repeated slashes",
+        ),
+        Model(
+            "go",
+            "Go net/http, a handler reading r.URL.Path",
+            "1.19.8",
+            True,
+            (
+                Step("refuse-raw", CONTROLS, _GO + ": a control byte is 400"),
+                Step("cut", "?", _GO + ": no fragment in a request-target, '#' stays"),
+                Step("decode", "go", _GO + ": a bad escape is 400"),
+                Step("charset", "bytes", "a Go string holds bytes"),
+            ),
+            "none",
+        ),
+        Model(
+            "go-mux",
+            "Go net/http ServeMux",
+            "1.19.8",
+            True,
+            (
+                Step("refuse-raw", CONTROLS, _GO),
+                Step("cut", "?", _GO),
+                Step("decode", "go", _GO),
+                Step("merge-slashes", "", "net/http cleanPath: path.Clean"),
+                Step("dots", "clamp-no-slash", "path.Clean; cleanPath keeps a trailing '/'"),
+                Step("charset", "bytes", "a Go string holds bytes"),
+            ),
+            "none: the mux redirects (301) to the clean path, and routes that",
+        ),
+        Model(
+            "node",
+            "Node http, routed as Express 4 routes",
+            "20.20.2",
+            True,
+            (
+                Step("refuse-raw", CONTROLS | NON_ASCII, "llhttp: bytes outside the URL table"),
+                Step("cut", "?#", "parseurl: the pathname"),
+                Step("decode", "node", "decodeURIComponent: URIError is 400"),
+                Step("charset", "bytes", "JavaScript text"),
+            ),
+            "none",
+        ),
+        Model(
+            "werkzeug",
+            "werkzeug's WSGI server, request.path",
+            "3",
+            True,
+            (
+                Step("split-line", PY_WHITESPACE, "http.server: str.split() of the request line"),
+                Step("leading-slashes", "", "http.server: gh-87389"),
+                Step("cut", "?#", "urllib.parse.urlsplit"),
+                Step("decode", "werkzeug", "urllib.parse.unquote"),
+                Step("lstrip-slashes", "", "werkzeug Request.path"),
+                Step("charset", "replace", "unquote(errors='replace')"),
+            ),
+            "none",
+        ),
+        Model(
+            "apache",
+            "Apache httpd",
+            "2.4.71",
+            True,
+            (
+                Step("refuse-raw", CONTROLS | frozenset(b"#"), "server/protocol.c: 400"),
+                Step("cut", "?", "apr_uri_parse"),
+                Step("decode", "apache-unreserved", _APACHE + ": AP_NORMALIZE_DECODE_UNRESERVED"),
+                Step("merge-slashes", "", "MergeSlashes On (the default)"),
+                Step("dots", "refuse", _APACHE + ": above the root is 400"),
+                Step("decode", "apache", _APACHE + ": AllowEncodedSlashes Off: %2F is 404"),
+                Step("charset", "bytes", "r->uri holds bytes"),
+            ),
+            "AllowEncodedSlashes On decodes %2F, NoDecode keeps it; MergeSlashes Off",
+        ),
+        Model(
+            "tomcat",
+            "Apache Tomcat",
+            "10.1.60",
+            True,
+            (
+                Step(
+                    "split-line", frozenset(b"\t"), "Http11InputBuffer: SP or HTAB end the target"
+                ),
+                Step("refuse-raw", TOMCAT_RAW, "Http11InputBuffer: not a request-target char"),
+                Step("cut", "?", "Http11InputBuffer"),
+                Step("strip-params", "each", _TOMCAT),
+                Step(
+                    "decode",
+                    "tomcat",
+                    "UDecoder: encodedSolidusHandling reject, allowBackslash false",
+                ),
+                Step("merge-slashes", "", _TOMCAT),
+                Step("dots", "refuse-no-slash", _TOMCAT + ": above the root is 400"),
+                Step("charset", "refuse", "URIEncoding UTF-8: malformed is 400"),
+            ),
+            "Connector encodedSolidusHandling (decode, passthrough), allowBackslash, "
+            "relaxedPathChars",
+        ),
+        Model(
+            "jetty",
+            "Eclipse Jetty",
+            "9.4.57",
+            True,
+            (
+                Step("refuse-raw", CONTROLS - frozenset(b"\x7f"), "HttpParser: 400"),
+                Step("refuse-raw-utf8", "", "HttpParser: the target is UTF-8"),
+                Step("cut-escaped", "?#", _JETTY + ": the two characters after a % are its digits"),
+                Step("refuse-dot-param", "", _JETTY + ": an ambiguous segment is 400"),
+                Step("jetty-path", "", _JETTY + ": HttpURI.parse"),
+                Step("dots", "refuse", _JETTY + ": canonicalPath; above the root is 400"),
+                Step("charset", "text", "URIUtil.decodePath: not UTF-8, then ISO-8859-1"),
+            ),
+            "jetty.http.compliance (RFC7230_LEGACY in Debian's etc/jetty-http.xml; RFC7230 "
+            "refuses ambiguous paths)",
+        ),
+    )
+}

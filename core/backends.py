@@ -1,0 +1,336 @@
+"""How the servers behind a proxy read a request-target: `read` a target as one server would.
+
+The attacks a sanitizing proxy exists to stop live in the gap between what the proxy (and
+the rules on it) reads and what the server behind it routes on: nginx reads ``/a/..%2f/b`` as
+``/b``, Tomcat ``/a/..;/b`` as ``/b``, Jetty ``/a/%u002e%u002e/b`` as ``/b``, where RFC 3986
+reads each as a path under ``/a/``.  Each server is a `Model` of `backend_models` (its steps
+in order, as data); this module walks them.
+
+>>> from urlsan.core import backends
+>>> backends.read("/a/..%2f/b", "nginx")
+Reading(refused=False, path='/b')
+>>> backends.read("/a/..;/b", "tomcat")
+Reading(refused=False, path='/b')
+>>> backends.read("/a/..%2f/b", "apache")
+Reading(refused=True, path=None)
+
+`plain` is the one scan that says whether any modeled server can read a target otherwise
+than as its bytes: most targets need no model run at all.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import NamedTuple
+
+from .backend_models import DECODERS, DOTS, MODELS, Decoder, Dots, Model, Step
+
+NAMES: tuple[str, ...] = tuple(MODELS)
+
+
+class Reading(NamedTuple):
+    """What one server makes of one target."""
+
+    refused: bool  # the server answers 4xx without routing
+    path: str | None  # the decoded path it routes on; None when refused
+
+
+class _Refused(Exception):
+    pass
+
+
+# A target no modeled server reads otherwise than as its bytes: an origin-form path of the
+# characters every server passes through untouched, no empty, "." or ".." segment, and any
+# query.  One match decides it; everything else goes through the models.
+_PLAIN = re.compile(
+    rb"(?:/(?!\.\.?(?:[/?]|\Z))[A-Za-z0-9\-._~!$&'()*+,=:@]+)*/?"
+    rb"(?:\?[A-Za-z0-9\-._~!$&'()*+,=:@/?%;]*)?\Z"
+)
+
+
+def plain(target: bytes) -> bool:
+    """True when every modeled server reads ``target``'s path as its own bytes."""
+    return _PLAIN.match(target) is not None and not target.startswith(b"//")
+
+
+def read(target: str | bytes, name: str) -> Reading:
+    """How server ``name`` (one of `NAMES`) reads the origin-form ``target``.
+
+    ``target`` is the request-target as sent (str: its UTF-8 bytes).  The path is text: bytes
+    that are no UTF-8 as the server maps them (`backend_models`, the ``charset`` step).
+    """
+    model = MODELS.get(name)
+    if model is None:
+        raise ValueError(f"unknown server {name!r}: one of {', '.join(NAMES)}")
+    raw = target.encode("utf-8", "surrogateescape") if isinstance(target, str) else target
+    if plain(raw):
+        return Reading(False, raw.split(b"?", 1)[0].decode("ascii"))
+    return walk(raw, model)
+
+
+def walk(raw: bytes, model: Model) -> Reading:
+    """``raw`` through every step of ``model`` (no shortcut)."""
+    state = raw
+    try:
+        for step in model.steps:
+            if step.op == "charset":
+                return Reading(False, _charset(state, str(step.arg)))
+            state = _OPS[step.op](state, step, raw)
+    except _Refused:
+        return Reading(True, None)
+    return Reading(False, state.decode("utf-8", "surrogateescape"))
+
+
+# --- the operations
+
+
+def _refuse_raw(path: bytes, step: Step, raw: bytes) -> bytes:
+    assert isinstance(step.arg, frozenset)
+    if not step.arg.isdisjoint(path):
+        raise _Refused
+    return path
+
+
+def _split_line(path: bytes, step: Step, raw: bytes) -> bytes:
+    assert isinstance(step.arg, frozenset)
+    end = len(path)
+    while end and path[end - 1] in step.arg:
+        end -= 1
+    if not step.arg.isdisjoint(path[:end]):
+        raise _Refused
+    return path[:end]
+
+
+def _refuse_raw_utf8(path: bytes, step: Step, raw: bytes) -> bytes:
+    try:
+        path.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _Refused from None
+    return path
+
+
+def _cut(path: bytes, step: Step, raw: bytes) -> bytes:
+    ends = [i for i in (path.find(c.encode()) for c in str(step.arg)) if i >= 0]
+    return path[: min(ends)] if ends else path
+
+
+def _cut_escaped(path: bytes, step: Step, raw: bytes) -> bytes:
+    ends = frozenset(str(step.arg).encode())
+    i = 0
+    while i < len(path):
+        if path[i] == 0x25:
+            i += 3
+            continue
+        if path[i] in ends:
+            return path[:i]
+        i += 1
+    return path
+
+
+def _leading_slashes(path: bytes, step: Step, raw: bytes) -> bytes:
+    return b"/" + path.lstrip(b"/") if path.startswith(b"//") else path
+
+
+def _lstrip_slashes(path: bytes, step: Step, raw: bytes) -> bytes:
+    return b"/" + path.lstrip(b"/")
+
+
+def _merge_slashes(path: bytes, step: Step, raw: bytes) -> bytes:
+    return re.sub(rb"//+", b"/", path)
+
+
+def _strip_params(path: bytes, step: Step, raw: bytes) -> bytes:
+    return b"/".join(seg.split(b";", 1)[0] for seg in path.split(b"/"))
+
+
+def _refuse_dot_param(path: bytes, step: Step, raw: bytes) -> bytes:
+    for seg in path.split(b"/"):
+        name, semi, _ = seg.partition(b";")
+        if not semi:
+            continue
+        try:
+            dots = _decode(name, _PLAIN_DECODE, b"") in (b".", b"..")
+        except _Refused:  # not an escape: not a dot segment either
+            continue
+        if dots:
+            raise _Refused
+    return path
+
+
+_HEX = {c: int(chr(c), 16) for c in b"0123456789abcdefABCDEF"}
+
+
+def _hex(c: int, decoder: Decoder) -> int | None:
+    if decoder.loose_hex:
+        d = (c & 0x1F) + (c >> 6) * 0x19 - 0x10  # Jetty's TypeUtil.convertHexDigit
+        return d if 0 <= d <= 15 else None
+    return _HEX.get(c)
+
+
+_UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+
+def _escape(path: bytes, i: int, decoder: Decoder) -> tuple[bytes, int] | None:
+    """The bytes the escape at ``path[i]`` ("%") stands for and where it ends; None: invalid."""
+    if decoder.u_escapes and path[i + 1 : i + 2] == b"u":
+        digits = path[i + 2 : i + 6]
+        if len(digits) == 4 and all(_hex(c, decoder) is not None for c in digits):
+            return chr(int(digits, 16)).encode("utf-8", "surrogatepass"), i + 6
+        return None
+    if i + 2 >= len(path):
+        return None
+    hi, lo = _hex(path[i + 1], decoder), _hex(path[i + 2], decoder)
+    if hi is None or lo is None:
+        return None
+    return bytes([hi * 16 + lo]), i + 3
+
+
+def _jetty_path(path: bytes, step: Step, raw: bytes) -> bytes:
+    """Jetty 9.4's HttpURI: one scan that cuts the last parameter of the last segment (an
+    escape's two characters are skipped, whatever they are), and says whether the path is
+    "encoded" (a "%", or a parameter followed by "/"): only then is it decoded."""
+    mark = -1  # where the current parameter starts (its ";"), or -1
+    encoded = False
+    i = 0
+    while i < len(path):
+        c = path[i]
+        if c == 0x25:
+            encoded = True
+            i += 3
+            continue
+        if c == 0x3B:
+            mark = i
+        elif c == 0x2E and i and path[i - 1] == 0x2F:
+            encoded = True  # a segment starting with "." (a dot segment, maybe)
+        elif c == 0x2F and mark >= 0:
+            encoded = True
+            mark = -1
+        i += 1
+    if mark >= 0:
+        path = path[:mark]
+    if not encoded:
+        return path
+    return _decode(path, _JETTY_DECODE, raw)
+
+
+def _decode(path: bytes, step: Step, raw: bytes) -> bytes:
+    decoder = DECODERS[str(step.arg)]
+    out = bytearray()
+    text: list[str] = []  # the same path with escapes as Latin-1 (latin1_fallback)
+    i = 0
+    while i < len(path):
+        if path[i] == 0x25:
+            i = _decode_escape(path, i, decoder, out, text)
+        elif path[i] == 0x3B and decoder.params:
+            end = path.find(b"/", i)
+            i = len(path) if end < 0 else end
+        else:
+            i = _copy(path, i, decoder, out, text)
+    if decoder.utf8 or decoder.latin1_fallback:
+        try:
+            bytes(out).decode("utf-8", "surrogatepass")
+        except UnicodeDecodeError:
+            if decoder.utf8:
+                raise _Refused from None
+            return "".join(text).encode("utf-8", "surrogatepass")
+    return bytes(out)
+
+
+def _copy(path: bytes, i: int, decoder: Decoder, out: bytearray, text: list[str]) -> int:
+    """The raw byte at ``i`` (with the continuation bytes after it) into ``out``."""
+    c = path[i]
+    if decoder.latin1_fallback:
+        j = i + 1
+        while j < len(path) and 0x80 <= path[j] < 0xC0:
+            j += 1
+        text.append(path[i:j].decode("utf-8", "surrogateescape"))
+        out += path[i:j]
+        return j
+    if c > 0x7F and decoder.raw_latin1:
+        out += chr(c).encode("utf-8")
+    else:
+        out.append(c)
+    return i + 1
+
+
+def _decode_escape(path: bytes, i: int, decoder: Decoder, out: bytearray, text: list[str]) -> int:
+    """The escape at ``i`` into ``out``; where it ends."""
+    found = _escape(path, i, decoder)
+    if found is None:
+        if decoder.invalid == "refuse":
+            raise _Refused
+        out.append(0x25)
+        return i + 1
+    value, end = found
+    if decoder.latin1_fallback:
+        text.append(chr(value[0]) if end == i + 3 else value.decode("utf-8", "surrogatepass"))
+    if decoder.only_unreserved and not (len(value) == 1 and value[0] in _UNRESERVED):
+        out += path[i:end]
+    elif len(value) == 1 and value[0] in decoder.refuse:
+        raise _Refused
+    else:
+        out += value
+    return end
+
+
+def _dots(path: bytes, step: Step, raw: bytes) -> bytes:
+    """RFC 3986 §5.2.4 on segments, with the server's answer above the root."""
+    how: Dots = DOTS[str(step.arg)]
+    segments = path.split(b"/")[1:]
+    out: list[bytes] = []
+    last = len(segments) - 1
+    trailing = False
+    for n, seg in enumerate(segments):
+        if seg == b".":
+            trailing = n == last
+            continue
+        if seg == b"..":
+            if not out:
+                if how.above_root == "refuse":
+                    raise _Refused
+            else:
+                out.pop()
+            trailing = n == last
+            continue
+        trailing = False
+        out.append(seg)
+    result = b"/" + b"/".join(out)
+    if trailing and out and how.trailing == "slash":
+        result += b"/"
+    return result
+
+
+def _charset(path: bytes, how: str) -> str:
+    if how == "bytes":
+        return path.decode("utf-8", "surrogateescape")
+    if how == "text":
+        return path.decode("utf-8", "surrogatepass")
+    if how == "replace":
+        return path.decode("utf-8", "replace")
+    try:
+        return path.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        if how == "refuse":
+            raise _Refused from None
+        return path.decode("latin-1")
+
+
+_PLAIN_DECODE = Step("decode", "jetty")
+_JETTY_DECODE = Step("decode", "jetty")
+
+_OPS: dict[str, Callable[[bytes, Step, bytes], bytes]] = {
+    "refuse-raw": _refuse_raw,
+    "refuse-raw-utf8": _refuse_raw_utf8,
+    "split-line": _split_line,
+    "cut": _cut,
+    "cut-escaped": _cut_escaped,
+    "leading-slashes": _leading_slashes,
+    "lstrip-slashes": _lstrip_slashes,
+    "merge-slashes": _merge_slashes,
+    "strip-params": _strip_params,
+    "jetty-path": _jetty_path,
+    "refuse-dot-param": _refuse_dot_param,
+    "decode": _decode,
+    "dots": _dots,
+}

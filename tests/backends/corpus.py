@@ -1,0 +1,161 @@
+"""The request-targets every server of tests/backends is asked about, written by us.
+
+Four parts, each a list of origin-form targets (bytes, as sent on the request line):
+
+``sweep``
+    every byte raw inside a path segment, and every escape ``%00``-``%FF`` (upper and lower
+    case hex) alone, before a dot segment and inside one: what each server refuses, decodes,
+    keeps.
+``families``
+    the evasion families: dot segments spelled every way (``.``, ``%2e``, ``%u002e``, ``..;``,
+    ``.%00``…) combined with escaped and raw slashes and backslashes, path parameters, repeated
+    slashes, above-root paths, ``?`` and ``#``, overlong and invalid UTF-8, ``%u`` escapes,
+    and two- and three-segment paths built from these pieces.
+``recorded``
+    paths from the test data of others kept in tests/data: the inputs of urlcanon's
+    ``path_dots.json`` (generated in a browser) and the http(s) inputs of WPT's
+    ``urltestdata.json``, cut to their path and query.
+``clean``
+    targets no modeled server reads differently from its bytes (the common case).
+
+Bytes a request line cannot hold (space, CR, LF) are left out: they end the target.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+_UNSENDABLE = frozenset(b" \r\n")
+
+
+def sweep() -> list[bytes]:
+    out: list[bytes] = []
+    for b in range(256):
+        if b in _UNSENDABLE:
+            continue
+        out.append(b"/a" + bytes([b]) + b"b")
+        out.append(b"/a/" + bytes([b]))
+    for b in range(256):
+        for hx in {f"{b:02X}", f"{b:02x}"}:
+            esc = b"%" + hx.encode()
+            out += [b"/a" + esc + b"b", b"/a/" + esc + b"/../c", b"/a/." + esc + b"/c"]
+    return out
+
+
+_SEGMENTS = [
+    b"",
+    b"a",
+    b".",
+    b"..",
+    b"%2e",
+    b"%2E%2e",
+    b".%2e",
+    b"%2e.",
+    b"%u002e",
+    b"%u002e%u002e",
+    b"%U002E",
+    b"..;",
+    b"..;x",
+    b".;",
+    b";",
+    b";x=1",
+    b"a;b",
+    b"a;b=c;d",
+    b"..%00",
+    b".%00",
+    b"..%2f",
+    b"..%2F..",
+    b"%2f",
+    b"a%2fb",
+    b"%5c",
+    b"..%5c",
+    b"\\",
+    b"..\\",
+    b"%c0%ae%c0%ae",
+    b"%e0%80%ae",
+    b"%c3%a9",
+    b"\xc3\xa9",
+    b"\xe9",
+    b"%e9",
+    b"%ff%fe",
+    b"%u2215",
+    b"%u00e9",
+    b"%uD800",
+    b"%25",
+    b"%252e",
+    b"%",
+    b"%zz",
+    b"%2",
+    b"~",
+    b"a.b",
+    b"...",
+    b"%3b",
+    b"%3f",
+    b"%23",
+]
+
+_TAILS = [b"", b"/", b"?q=1", b"?a/../b", b"#f", b"#/../x", b"?x#y", b";p", b"/.", b"/.."]
+
+
+def families() -> list[bytes]:
+    out: list[bytes] = []
+    for seg in _SEGMENTS:
+        for tail in _TAILS:
+            out.append(b"/" + seg + tail)
+            out.append(b"/a/" + seg + b"/b" + tail)
+            out.append(b"/a/b/" + seg + tail)
+    for s1, s2 in itertools.product(_SEGMENTS, repeat=2):
+        out.append(b"/" + s1 + b"/" + s2)
+    for s1, s2, s3 in itertools.islice(itertools.product(_SEGMENTS[:20], repeat=3), 0, None, 7):
+        out.append(b"/x/" + s1 + b"/" + s2 + b"/" + s3)
+    out += [b"/" + b"/" * n + b"a" + b"/" * n + b"b" for n in range(4)] + [
+        b"/a" + b"/.." * n + b"/b" for n in range(1, 5)
+    ]
+    out += [b"/x/..//y", b"/a/..%2f/b", b"/a/..;/b", b"/a/;/../b", b"/a/%u002e%u002e/b"]
+    out += [b"/a/b/..", b"/a/b/../", b"/a/./b/.", b"/a;x/b;y/c;z", b"/a;/b;", b"/;/a"]
+    return out
+
+
+_HTTP = re.compile(r"^[hH][tT][tT][pP][sS]?:[/\\]*[^/\\?#]*([/\\][^#]*)?")
+
+
+def recorded() -> list[bytes]:
+    out: list[bytes] = []
+    dots = json.loads((DATA / "urlcanon" / "path_dots.json").read_text())
+    for table in dots.values():
+        out += [k.encode("utf-8") for k in table]
+    for case in json.loads((DATA / "urltestdata.json").read_text()):
+        if not isinstance(case, dict):
+            continue
+        m = _HTTP.match(case["input"])
+        if m and m.group(1):
+            out.append(m.group(1).encode("utf-8"))
+    return out
+
+
+def clean() -> list[bytes]:
+    return [
+        b"/",
+        b"/index.html",
+        b"/a/b/c",
+        b"/api/v1/users/42?x=1&y=2",
+        b"/static/app.min.js?v=3",
+        b"/search?q=a%20b&page=2",
+        b"/a-b_c~d.e/f!g$h&i'j(k)l*m+n,o=p:q@r",
+        b"/path/to/file.tar.gz",
+        b"/..a/b..",
+        b"/.well-known/acme-challenge/x",
+    ]
+
+
+def corpus() -> list[bytes]:
+    """Every target, each once, in a fixed order; sendable (no space, CR, LF; origin-form)."""
+    seen: dict[bytes, None] = {}
+    for t in sweep() + families() + recorded() + clean():
+        if t.startswith(b"/") and not _UNSENDABLE.intersection(t) and len(t) <= 2000:
+            seen.setdefault(t, None)
+    return list(seen)

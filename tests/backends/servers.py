@@ -1,0 +1,65 @@
+"""Each modeled server by its name in urlsan.core.backends: how to start it, whether it is
+here, and how the text a model gives comes back from its application as bytes."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from typing import Any
+
+from tests.harness.apache import APACHE_BINARY, APACHE_MISSING, ApacheEcho
+from tests.harness.go import GO_MISSING, GoServer, go_binary
+from tests.harness.nginx import NGINX_MISSING, nginx_binary
+from tests.harness.nginx_echo import NginxEcho
+from tests.harness.node import NODE_MISSING, NodeServer, node_binary
+from tests.harness.servlet import (
+    JETTY_HOME,
+    JETTY_MISSING,
+    TOMCAT_HOME,
+    TOMCAT_MISSING,
+    JettyEcho,
+    TomcatEcho,
+)
+from tests.harness.wsgi_echo import WerkzeugEcho
+
+# URLSAN_REQUIRE_BACKENDS=1 (CI): a server that is not here fails the test instead of skipping
+REQUIRED = os.environ.get("URLSAN_REQUIRE_BACKENDS") == "1"
+
+
+def _java() -> bool:
+    return shutil.which("java") is not None and shutil.which("javac") is not None
+
+
+def _werkzeug() -> bool:
+    try:
+        import werkzeug  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+# name: (start, missing-reason or "" when present)
+SERVERS: dict[str, tuple[Callable[..., Any], Callable[[], str]]] = {
+    "nginx": (NginxEcho, lambda: "" if nginx_binary() else NGINX_MISSING),
+    "apache": (ApacheEcho, lambda: "" if os.access(APACHE_BINARY, os.X_OK) else APACHE_MISSING),
+    "tomcat": (
+        TomcatEcho,
+        lambda: "" if (TOMCAT_HOME / "lib").is_dir() and _java() else TOMCAT_MISSING,
+    ),
+    "jetty": (
+        JettyEcho,
+        lambda: "" if (JETTY_HOME / "start.jar").exists() and _java() else JETTY_MISSING,
+    ),
+    "go": (GoServer, lambda: "" if go_binary() else GO_MISSING),
+    "go-mux": (lambda **kw: GoServer(mux=True, **kw), lambda: "" if go_binary() else GO_MISSING),
+    "node": (NodeServer, lambda: "" if node_binary() else NODE_MISSING),
+    "werkzeug": (WerkzeugEcho, lambda: "" if _werkzeug() else "werkzeug is not installed"),
+}
+
+
+def expected_body(name: str, path: str) -> bytes:
+    """The bytes server ``name``'s echo application answers for a model's ``path``."""
+    if name in ("tomcat", "jetty"):
+        return path.encode("utf-8", "replace")  # Java's encoder: "?" for a lone surrogate
+    return path.encode("utf-8", "surrogateescape")

@@ -1,0 +1,49 @@
+"""Every model of urlsan.core.backends against its real server, on the whole corpus."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from urlsan.core import backends
+
+from .corpus import corpus
+from .servers import REQUIRED, SERVERS, expected_body
+
+pytestmark = pytest.mark.e2e
+
+CORPUS = corpus()
+
+
+def disagreements(name: str, server: object, targets: list[bytes]) -> list[str]:
+    with ThreadPoolExecutor(8) as pool:
+        readings = list(pool.map(server.read, targets))  # type: ignore[attr-defined]
+    out = []
+    for target, real in zip(targets, readings, strict=True):
+        model = backends.read(target, name)
+        refused = real.status != 200
+        if model.refused != refused or (
+            model.path is not None and expected_body(name, model.path) != real.path
+        ):
+            out.append(f"{target!r}: server {real.status} {real.path!r}, model {model}")
+    return out
+
+
+def start(name: str, **settings: object) -> object:
+    factory, missing = SERVERS[name]
+    reason = missing()
+    if reason:
+        if REQUIRED:
+            pytest.fail(f"URLSAN_REQUIRE_BACKENDS=1 and {reason}")
+        pytest.skip(reason)
+    return factory(**settings)
+
+
+@pytest.mark.parametrize("name", backends.NAMES)
+def test_the_model_agrees_with_the_server_on_every_target(name: str) -> None:
+    with start(name) as server:  # type: ignore[attr-defined]
+        bad = disagreements(name, server, CORPUS)
+    refused = sum(backends.read(t, name).refused for t in CORPUS)
+    print(f"{name}: {len(CORPUS) - len(bad)}/{len(CORPUS)} agree ({refused} refused)")
+    assert not bad, f"{len(bad)} of {len(CORPUS)} disagree:\n" + "\n".join(bad[:30])

@@ -1,0 +1,117 @@
+"""urlsan.core.backends without servers: the names, the readings of the known bypasses, the
+one scan against the full walk, and bad input."""
+
+from __future__ import annotations
+
+import pytest
+
+from urlsan.core import backends
+from urlsan.core.backend_models import MODELS
+
+from .corpus import clean, corpus
+
+R = backends.Reading
+REFUSED = R(True, None)
+
+
+def test_the_names_cover_the_servers_of_the_brief() -> None:
+    assert set(backends.NAMES) >= {
+        "nginx",
+        "apache",
+        "tomcat",
+        "jetty",
+        "go",
+        "go-mux",
+        "node",
+        "werkzeug",
+    }
+
+
+@pytest.mark.parametrize(
+    ("target", "name", "reading"),
+    [
+        # %2F decoded, then dot segments resolved
+        ("/a/..%2f/b", "nginx", R(False, "/b")),
+        ("/a/..%2f/b", "go-mux", R(False, "/b")),
+        ("/a/..%2f/b", "jetty", R(False, "//b")),
+        ("/a/..%2f/b", "apache", REFUSED),
+        ("/a/..%2f/b", "tomcat", REFUSED),
+        ("/a/..%2f/b", "go", R(False, "/a/..//b")),
+        # path parameters stripped before dot removal
+        ("/a/..;/b", "tomcat", R(False, "/b")),
+        ("/a/;/../b", "tomcat", R(False, "/b")),
+        ("/a/..;/b", "jetty", REFUSED),
+        ("/a;b=c;d", "jetty", R(False, "/a;b=c")),
+        # %u, merged slashes, unresolved dots, dropped trailing slash, '#'
+        ("/a/%u002e%u002e/b", "jetty", R(False, "/b")),
+        ("/x/..//y", "nginx", R(False, "/y")),
+        ("/x/..//y", "apache", R(False, "/y")),
+        ("/x/..//y", "tomcat", R(False, "/y")),
+        ("/x/..//y", "go-mux", R(False, "/y")),
+        ("/x/..//y", "jetty", R(False, "//y")),
+        ("/a/b/..", "tomcat", R(False, "/a")),
+        ("/a/b/..", "go-mux", R(False, "/a")),
+        ("/a/b/..", "nginx", R(False, "/a/")),
+        ("/a/../b", "node", R(False, "/a/../b")),
+        ("/a/../b", "werkzeug", R(False, "/a/../b")),
+        ("/a#b", "go", R(False, "/a#b")),
+        ("/a#b", "nginx", R(False, "/a")),
+        # charsets: bytes, Latin-1, U+FFFD, refused
+        ("/%ff", "nginx", R(False, "/\udcff")),
+        ("/%ff", "jetty", R(False, "/\xff")),
+        ("/%ff", "werkzeug", R(False, "/\ufffd")),
+        ("/%ff", "tomcat", REFUSED),
+        ("/%ff", "node", REFUSED),
+        # who refuses what
+        ("/a\\b", "tomcat", REFUSED),
+        ("/a%5cb", "tomcat", REFUSED),
+        ("/%00", "nginx", REFUSED),
+        ("/%00", "apache", REFUSED),
+        ("/%00", "jetty", REFUSED),
+        ("/..", "nginx", REFUSED),
+        ("/..", "apache", REFUSED),
+        ("/..", "tomcat", REFUSED),
+        ("/..", "go-mux", R(False, "/")),
+    ],
+)
+def test_the_known_bypasses_read_as_the_servers_read_them(
+    target: str, name: str, reading: backends.Reading
+) -> None:
+    assert backends.read(target, name) == reading
+
+
+def test_str_and_bytes_targets_read_alike() -> None:
+    assert backends.read("/é/%2e%2e/x", "nginx") == backends.read("/é/%2e%2e/x".encode(), "nginx")
+
+
+def test_the_one_scan_never_hides_a_difference() -> None:
+    # A target the scan calls plain reads, in every model, as its own path.
+    plain = [t for t in corpus() if backends.plain(t)]
+    assert len(plain) > 100
+    for target in plain:
+        path = target.split(b"?", 1)[0].decode()
+        for name in backends.NAMES:
+            assert backends.walk(target, MODELS[name]) == R(False, path), (target, name)
+
+
+@pytest.mark.parametrize("target", clean())
+def test_clean_targets_are_plain(target: bytes) -> None:
+    assert backends.plain(target)
+
+
+@pytest.mark.parametrize(
+    "target", [b"/a//b", b"/a/./b", b"/a/..", b"/%41", b"/a;b", b"/\xe9", b"//a"]
+)
+def test_targets_a_server_may_read_otherwise_are_not_plain(target: bytes) -> None:
+    assert not backends.plain(target)
+
+
+def test_an_unknown_server_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="unknown server 'iis'"):
+        backends.read("/", "iis")
+
+
+def test_every_model_names_its_version_and_every_step_its_source() -> None:
+    for model in MODELS.values():
+        assert model.version and model.settings
+        assert all(step.source for step in model.steps), model.name
