@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import IO, Any
 
-from ..core import Policy
+from ..core import Policy, canonicalize
 from ..core.options import OptionNames, policy_from_options
 from ..core.policy import PROFILES
 from .argtypes import jobs, positive
@@ -30,8 +30,9 @@ from .status import (
     UsageError,
     WorkerDied,
 )
-from .terminal import isatty, shown
+from .terminal import isatty, safe_bytes, shown
 
+TYPING = "reading URLs from the terminal, one per line; Ctrl-D ends (Ctrl-Z Enter on Windows)"
 # Bad lines reported one by one on stderr; past this, they are only counted (binary input
 # would otherwise write a line of stderr per line of input).
 MAX_REPORTED = 20
@@ -45,7 +46,7 @@ def add_parser(sub: Any) -> None:
         "Reads arguments, or -i FILE, or standard input (gzip is detected).",
         epilog="Exit statuses: 0 ok, 1 --check found offenders, 2 usage, 3 bad lines, "
         "4 the output could not be written, 5 a --jobs worker died, 141 the reader of "
-        "standard output went away. See docs/cli.md.",
+        "standard output went away.",
     )
     canon.add_argument("urls", nargs="*", metavar="URL", help="URLs (default: read lines)")
     canon.add_argument("-i", "--input", metavar="FILE", help="read URLs from FILE ('-': stdin)")
@@ -62,6 +63,20 @@ def add_parser(sub: Any) -> None:
         default="auto",
         choices=("auto", "absolute", "origin", "authority", "asterisk", "reference"),
         help="request-target form of every input (default: auto)",
+    )
+    canon.add_argument(
+        "--key",
+        choices=("url", "surt"),
+        default="url",
+        help="write each URL's canonical form (url, default) or its SURT key, as web archives "
+        "index URLs (surt: org,archive)/index.html; see docs/archives.md)",
+    )
+    canon.add_argument(
+        "--key-profile",
+        choices=("ia", "urlsan"),
+        default="ia",
+        help="with --key surt: the Internet Archive's canonicalization, as the surt package "
+        "(ia, default), or the key of urlsan's canonical form under the policy (urlsan)",
     )
     out = canon.add_mutually_exclusive_group()
     out.add_argument(
@@ -188,6 +203,10 @@ def cmd_canon(args: argparse.Namespace) -> int:
     source = "argv" if args.urls else (args.input or "-")
     name = {"argv": "argument", "-": "<stdin>"}.get(source, source)
     stream = None if args.urls else _open_input(source)
+    if source == "-" and isatty(sys.stdin):  # not waiting in silence for what is typed
+        sys.stderr.write(f"urlsan canon: {TYPING}\n")
+    if args.key == "surt":
+        return _surt_keys(args, policy, stream)
     try:
         output = Output(args.output)
     except BaseException:
@@ -210,6 +229,49 @@ def cmd_canon(args: argparse.Namespace) -> int:
     except OutputError as e:
         return _fail(f"cannot write {output.shown}: {e}", EXIT_WRITE_ERROR, output)
     return session.finish()
+
+
+def _surt_keys(args: argparse.Namespace, policy: Policy, stream: IO[bytes] | None) -> int:
+    """``--key surt``: the SURT key of each line, one line each, in input order; a line that
+    cannot be keyed (a port that is not a number, a URL the policy refuses) is a bad line."""
+    from ..core.surt import ia_key, urlsan_key
+
+    if args.json or args.diff or args.check or args.dedupe or args.jobs != 1:
+        close_input(stream)
+        raise UsageError(
+            "--key surt writes keys only: not with --json, --diff, --check, --dedupe or --jobs"
+        )
+    sep = b"\0" if args.null else b"\n"
+    lines = (
+        [u.encode("utf-8", "surrogateescape") for u in args.urls]
+        if stream is None
+        else (stream.read().split(sep))
+    )
+    close_input(stream)
+    if lines and not lines[-1] and stream is not None:
+        lines.pop()  # the separator after the last line
+    output, bad = Output(args.output), 0
+    for number, raw in enumerate(lines, 1):
+        text = raw.decode("utf-8", "surrogateescape").strip(" \t\r\n")
+        try:
+            if args.key_profile == "ia":
+                key = ia_key(text)
+            else:
+                key = urlsan_key(canonicalize(text, policy, form=args.form).url)
+        except ValueError as e:  # InvalidTarget
+            bad += 1
+            sys.stderr.write(f"urlsan canon: line {number}: {e}\n")
+            if args.on_error == "fail":
+                break
+            if args.on_error == "skip":
+                continue
+            key = text
+        output.write(key.encode("utf-8", "surrogateescape") + sep)
+    try:
+        output.close()
+    except OutputError as e:
+        return _fail(f"cannot write {output.shown}: {e}", EXIT_WRITE_ERROR, output)
+    return EXIT_BAD_LINES if bad else EXIT_OK
 
 
 def _open_input(source: str) -> IO[bytes]:
@@ -296,6 +358,9 @@ class _Session:
         self.total = self.valid = self.changed = self.offenders = self.collapsed = 0
         self.bad = 0
         self.stopped_at: int | None = None  # --on-error fail: the bad line that stopped the run
+        # Bad lines are passed through as they came, but never raw to a terminal (binary input
+        # would drive it): there, bytes that are not UTF-8 and controls are shown as \xNN.
+        self.raw = not (output.to_stdout and isatty(sys.stdout)) or _colors(args)
 
     def run(
         self,
@@ -325,7 +390,7 @@ class _Session:
         write(done.pieces[0])
         for (number, reason), piece in zip(done.bad, done.pieces[1:], strict=True):
             self._bad_line(number, reason)
-            write(piece)
+            write(piece if self.raw else safe_bytes(piece))
 
     def _entries(self, entries: Sequence[Entry]) -> None:
         out: list[bytes] = []
@@ -334,7 +399,7 @@ class _Session:
                 self.output.write(b"".join(out))
                 out = []
                 self._bad_line(e.number, e.shown)
-                out.append(e.out)
+                out.append(e.out if self.raw else safe_bytes(e.out))
                 continue
             first = self.seen.get(e.key)
             if first is None:
