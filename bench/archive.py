@@ -1,0 +1,99 @@
+"""URLs per second per core through urlsan.duckdb and urlsan.polars against the in-process loop
+over `urlsan.core.canonicalize` on the same URLs, and SURT keys per second against the `surt`
+package.
+
+    .venv/bin/python bench/archive.py [--repeat 2] [--rounds 3]
+
+Corpora: ada-kasztp.txt and ada-userbait.txt from ada-url/url-various-datasets (~59k real URLs,
+see ../shared/data/SOURCES.md), repeated ``--repeat`` times.  All in this one process, one core:
+DuckDB runs with ``threads=1`` (a Python UDF holds the GIL anyway), Polars on its column.  The
+column is loaded into DuckDB's table or Polars' frame before the clock starts; the figure is the
+query (``SELECT count(urlsan_canonicalize(url))``, ``select(pl.col("url").urlsan…)``) against
+``[canonicalize(u, policy).url for u in urls]``.  CPU seconds of this process; the best of
+``--rounds`` counts.  Goals: DuckDB and Polars at least 1.0x the loop; SURT keys (ia profile)
+at least 20x the surt package.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def load(corpus_dir: Path, repeat: int) -> list[str]:
+    urls: list[str] = []
+    for name in ("ada-kasztp.txt", "ada-userbait.txt"):
+        urls += [u for u in (corpus_dir / name).read_text("utf-8-sig").splitlines() if u.strip()]
+    return urls * repeat
+
+
+def best(run: Callable[[], object], rounds: int) -> float:
+    times = []
+    for _ in range(rounds):
+        start = time.process_time()
+        run()
+        times.append(time.process_time() - start)
+    return min(times)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
+    parser.add_argument("--corpus-dir", type=Path, default=HERE.parent.parent / "shared" / "data")
+    parser.add_argument("--repeat", type=int, default=2, help="repeat the corpus (default: 2)")
+    parser.add_argument("--rounds", type=int, default=3, help="timed rounds; the best counts")
+    args = parser.parse_args(argv)
+
+    import duckdb
+    import polars as pl
+    import surt as reference
+
+    import urlsan.duckdb
+    import urlsan.polars
+    from urlsan._columns import build_policy
+    from urlsan.core import canonicalize, surt
+
+    urls = load(args.corpus_dir, args.repeat)
+    n = len(urls)
+    policy = build_policy("crawler")
+    con = duckdb.connect(config={"threads": 1})
+    urlsan.duckdb.register(con)
+    con.execute("CREATE TABLE t (url VARCHAR)")
+    con.execute("INSERT INTO t SELECT * FROM (SELECT unnest($1))", [urls])
+    frame = pl.DataFrame({"url": urls})
+
+    def duck(function: str) -> Callable[[], object]:
+        return lambda: con.execute(f"SELECT count({function}(url)) FROM t").fetchall()
+
+    def polars(expression: pl.Expr) -> Callable[[], object]:
+        return lambda: frame.select(expression)
+
+    canon_rows = [
+        ("loop: canonicalize(u).url", lambda: [canonicalize(u, policy).url for u in urls]),
+        ("DuckDB urlsan_canonicalize", duck("urlsan_canonicalize")),
+        ("Polars .urlsan.canonicalize()", polars(pl.col("url").urlsan.canonicalize())),
+    ]
+    surt_rows = [
+        ("surt package: surt.surt(u)", lambda: [reference.surt(u) for u in urls]),
+        ("loop: urlsan surt(u)", lambda: [surt(u) for u in urls]),
+        ("DuckDB urlsan_surt", duck("urlsan_surt")),
+        ("Polars .urlsan.surt()", polars(pl.col("url").urlsan.surt())),
+        ("loop: surt(u, profile='urlsan')", lambda: [surt(u, profile="urlsan") for u in urls]),
+    ]
+    for title, rows in (("canonical URLs", canon_rows), ("SURT keys", surt_rows)):
+        print(f"\n{title}: {n:,} URLs, CPU seconds of one core, best of {args.rounds}")
+        print(f"{'path':34} {'URLs/s':>12} {'vs first':>9}")
+        base = 0.0
+        for name, run in rows:
+            seconds = best(run, args.rounds)
+            rate = n / seconds
+            base = base or rate
+            print(f"{name:34} {rate:12,.0f} {rate / base:8.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
