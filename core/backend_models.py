@@ -53,6 +53,7 @@ class Decoder(NamedTuple):
     raw_latin1: bool = False  # raw bytes above 0x7F are Latin-1 characters (a WSGI request line)
     latin1_fallback: bool = False  # escapes that make no UTF-8 are Latin-1 characters instead
     params: bool = False  # ";" up to the next "/" dropped (Jetty's URIUtil.decodePath)
+    keep: frozenset[int] = frozenset()  # decoded bytes left as their escape
 
 
 class Dots(NamedTuple):
@@ -95,7 +96,11 @@ DECODERS: dict[str, Decoder] = {
     "werkzeug": Decoder(invalid="keep", raw_latin1=True),
     "apache-unreserved": Decoder(invalid="refuse", only_unreserved=True),
     "apache": Decoder(refuse=SLASH | NUL),
+    "apache-encoded-slashes-on": Decoder(refuse=NUL),
+    "apache-encoded-slashes-nodecode": Decoder(refuse=NUL, keep=SLASH),
     "tomcat": Decoder(refuse=SLASH | BACKSLASH | NUL),
+    "tomcat-solidus-decode": Decoder(refuse=BACKSLASH | NUL),
+    "tomcat-solidus-passthrough": Decoder(refuse=BACKSLASH | NUL, keep=SLASH | frozenset(b"%")),
     "jetty": Decoder(refuse=NUL, u_escapes=True, loose_hex=True, latin1_fallback=True, params=True),
 }
 
@@ -194,6 +199,7 @@ MODELS: dict[str, Model] = {
             (
                 Step("refuse-raw", CONTROLS | frozenset(b"#"), "server/protocol.c: 400"),
                 Step("cut", "?", "apr_uri_parse"),
+                Step("leading-slashes", "", "server/protocol.c, ap_parse_uri"),
                 Step("decode", "apache-unreserved", _APACHE + ": AP_NORMALIZE_DECODE_UNRESERVED"),
                 Step("merge-slashes", "", "MergeSlashes On (the default)"),
                 Step("dots", "refuse", _APACHE + ": above the root is 400"),
@@ -244,4 +250,36 @@ MODELS: dict[str, Model] = {
             "refuses ambiguous paths)",
         ),
     )
+}
+
+
+# The settings that change a reading, modeled: server -> setting -> value -> the steps that
+# change, each by its key ("op" or "op:arg" of the default model's step) and its replacement:
+# a step, steps, or None (the step is dropped).  The first value of each setting is the default.
+OPTIONS: dict[str, dict[str, dict[str, dict[str, Step | tuple[Step, ...] | None]]]] = {
+    "nginx": {"merge_slashes": {"on": {}, "off": {"merge-slashes": None}}},
+    "apache": {
+        "AllowEncodedSlashes": {
+            "Off": {},
+            # slashes decoded, then the path normalized again (ap_process_request_internal)
+            "On": {
+                "decode:apache": (
+                    Step("decode", "apache-encoded-slashes-on", _APACHE),
+                    Step("merge-slashes", "", _APACHE + ": normalized again"),
+                    Step("dots", "clamp", _APACHE + ": normalized again, its failure ignored"),
+                )
+            },
+            "NoDecode": {
+                "decode:apache": Step("decode", "apache-encoded-slashes-nodecode", _APACHE)
+            },
+        },
+        "MergeSlashes": {"On": {}, "Off": {"merge-slashes": None}},
+    },
+    "tomcat": {
+        "encodedSolidusHandling": {
+            "reject": {},
+            "decode": {"decode:tomcat": Step("decode", "tomcat-solidus-decode", _TOMCAT)},
+            "passthrough": {"decode:tomcat": Step("decode", "tomcat-solidus-passthrough", _TOMCAT)},
+        }
+    },
 }

@@ -20,11 +20,12 @@ than as its bytes: most targets need no model run at all.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from typing import NamedTuple
 
-from .backend_models import DECODERS, DOTS, MODELS, Decoder, Dots, Model, Step
+from .backend_models import DECODERS, DOTS, MODELS, OPTIONS, Decoder, Dots, Model, Step
 
 NAMES: tuple[str, ...] = tuple(MODELS)
 
@@ -54,19 +55,53 @@ def plain(target: bytes) -> bool:
     return _PLAIN.match(target) is not None and not target.startswith(b"//")
 
 
-def read(target: str | bytes, name: str) -> Reading:
-    """How server ``name`` (one of `NAMES`) reads the origin-form ``target``.
+def model(name: str, **settings: str) -> Model:
+    """Server ``name``'s model, with ``settings`` (`backend_models.OPTIONS`) other than its
+    defaults: ``model("nginx", merge_slashes="off")``."""
+    base = MODELS.get(name)
+    if base is None:
+        raise ValueError(f"unknown server {name!r}: one of {', '.join(NAMES)}")
+    if not settings:
+        return base
+    return _configured(name, tuple(sorted(settings.items())))
+
+
+@functools.lru_cache(maxsize=64)
+def _configured(name: str, settings: tuple[tuple[str, str], ...]) -> Model:
+    known = OPTIONS.get(name, {})
+    changes: dict[str, Step | tuple[Step, ...] | None] = {}
+    for setting, value in settings:
+        if setting not in known:
+            raise ValueError(f"{name} has no modeled setting {setting!r}: {', '.join(known)}")
+        if value not in known[setting]:
+            raise ValueError(
+                f"{name} {setting}: {value!r} is not one of {', '.join(known[setting])}"
+            )
+        changes.update(known[setting][value])
+    steps: list[Step] = []
+    for step in MODELS[name].steps:
+        key = f"{step.op}:{step.arg}" if isinstance(step.arg, str) and step.arg else step.op
+        new = changes.get(key, step)
+        if isinstance(new, Step):
+            steps.append(new)
+        elif new is not None:
+            steps += new
+    shown = ", ".join(f"{k}={v}" for k, v in settings)
+    return MODELS[name]._replace(steps=tuple(steps), settings=f"{MODELS[name].settings} ({shown})")
+
+
+def read(target: str | bytes, name: str, **settings: str) -> Reading:
+    """How server ``name`` (one of `NAMES`) reads the origin-form ``target``, in its default
+    configuration or with ``settings`` (`model`).
 
     ``target`` is the request-target as sent (str: its UTF-8 bytes).  The path is text: bytes
     that are no UTF-8 as the server maps them (`backend_models`, the ``charset`` step).
     """
-    model = MODELS.get(name)
-    if model is None:
-        raise ValueError(f"unknown server {name!r}: one of {', '.join(NAMES)}")
+    chosen = model(name, **settings)
     raw = target.encode("utf-8", "surrogateescape") if isinstance(target, str) else target
     if plain(raw):
         return Reading(False, raw.split(b"?", 1)[0].decode("ascii"))
-    return walk(raw, model)
+    return walk(raw, chosen)
 
 
 def walk(raw: bytes, model: Model) -> Reading:
@@ -269,6 +304,8 @@ def _decode_escape(path: bytes, i: int, decoder: Decoder, out: bytearray, text: 
         out += path[i:end]
     elif len(value) == 1 and value[0] in decoder.refuse:
         raise _Refused
+    elif len(value) == 1 and value[0] in decoder.keep:
+        out += path[i:end]
     else:
         out += value
     return end

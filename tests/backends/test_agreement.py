@@ -16,12 +16,14 @@ pytestmark = pytest.mark.e2e
 CORPUS = corpus()
 
 
-def disagreements(name: str, server: object, targets: list[bytes]) -> list[str]:
+def disagreements(
+    name: str, server: object, targets: list[bytes], settings: dict[str, str] | None = None
+) -> list[str]:
     with ThreadPoolExecutor(8) as pool:
         readings = list(pool.map(server.read, targets))  # type: ignore[attr-defined]
     out = []
     for target, real in zip(targets, readings, strict=True):
-        model = backends.read(target, name)
+        model = backends.read(target, name, **(settings or {}))
         refused = real.status != 200
         if model.refused != refused or (
             model.path is not None and expected_body(name, model.path) != real.path
@@ -47,3 +49,32 @@ def test_the_model_agrees_with_the_server_on_every_target(name: str) -> None:
     refused = sum(backends.read(t, name).refused for t in CORPUS)
     print(f"{name}: {len(CORPUS) - len(bad)}/{len(CORPUS)} agree ({refused} refused)")
     assert not bad, f"{len(bad)} of {len(CORPUS)} disagree:\n" + "\n".join(bad[:30])
+
+
+# The modeled settings other than the defaults: (server, the model's settings, the harness's)
+VARIANTS = [
+    ("nginx", {"merge_slashes": "off"}, {"merge_slashes": False}),
+    ("apache", {"AllowEncodedSlashes": "On"}, {"encoded_slashes": "On"}),
+    ("apache", {"AllowEncodedSlashes": "NoDecode"}, {"encoded_slashes": "NoDecode"}),
+    ("apache", {"MergeSlashes": "Off"}, {"merge_slashes": False}),
+    ("tomcat", {"encodedSolidusHandling": "decode"}, {"encodedSolidusHandling": "decode"}),
+    (
+        "tomcat",
+        {"encodedSolidusHandling": "passthrough"},
+        {"encodedSolidusHandling": "passthrough"},
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "settings", "harness"), VARIANTS, ids=[f"{n}-{s}" for n, s, _ in VARIANTS]
+)
+def test_a_modeled_setting_agrees_with_the_server_so_configured(
+    name: str, settings: dict[str, str], harness: dict[str, object]
+) -> None:
+    # The targets that hold what the settings are about: escapes and repeated slashes.
+    targets = [t for t in CORPUS if b"%" in t or b"//" in t]
+    with start(name, **harness) as server:  # type: ignore[attr-defined]
+        bad = disagreements(name, server, targets, settings)
+    print(f"{name} {settings}: {len(targets) - len(bad)}/{len(targets)} agree")
+    assert not bad, f"{len(bad)} of {len(targets)} disagree:\n" + "\n".join(bad[:30])
