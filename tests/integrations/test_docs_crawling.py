@@ -72,6 +72,9 @@ def test_snippet(code: str, request: pytest.FixtureRequest) -> None:
         if os.environ.get("URLSAN_REQUIRE_SPARK") != "1":
             pytest.importorskip("pyspark", reason="the Spark snippet needs the spark extra")
         request.getfixturevalue("spark")  # the snippet's getOrCreate() gets this session
+    for module in ("duckdb", "polars"):
+        if f"import {module}" in code:
+            pytest.importorskip(module, reason=f"the snippet needs the {module} extra")
     if "dask" in code:
         pytest.importorskip("distributed", reason="the Dask snippet needs the dask extra")
     assert run(code) > 0, "a snippet shows no output to check"
