@@ -9,6 +9,7 @@ needs only its own extra.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from urlsan.core import Policy, many
 from urlsan.core.options import policy_from_options
@@ -62,7 +63,7 @@ def canonical_urls(values: Iterable[object], policy: Policy) -> list[str | None]
     """The url column of `columns` alone, without building the other two: the compiled loop
     (`urlsan.core.many.urls`) runs until a value it leaves to the slow way (None, a blank, a URL
     the policy refuses), which `columns` answers, and then goes on after it."""
-    rest = values if type(values) is list else list(values)
+    rest: list[Any] = values if type(values) is list else list(values)
     out: list[str | None] = []
     restarts = 0
     while rest:
