@@ -92,8 +92,8 @@ def read_warc(stream: IO[bytes], name: str) -> Iterator[Item]:
     record it is concurrent to, or the one for the same URI written next to it).  Raises
     `ImportError` without warcio."""
     try:
-        from warcio.archiveiterator import ArchiveIterator
-        from warcio.exceptions import ArchiveLoadFailed
+        from warcio.archiveiterator import ArchiveIterator  # type: ignore[import-untyped]
+        from warcio.exceptions import ArchiveLoadFailed  # type: ignore[import-untyped]
     except ImportError:
         yield Unreadable(name, WARC_NEEDS)
         return
