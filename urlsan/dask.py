@@ -7,6 +7,7 @@
     canon = frame.map_partitions(canonicalize_frame, "url", policy=policy, meta=META)
     rows = bag.map_partitions(canonicalize_partition, policy=policy)   # dicts
     frame = rows.to_dataframe(meta=META)
+    keys = frame.map_partitions(surt_frame, "url", meta=SURT_META)     # SURT keys
 
 Both give, per URL, the canonical ``url``, whether it ``changed``, and the ``rules`` that fired
 (a list, in the order they ran).  Surrounding whitespace, such as a text line's newline, is not
@@ -26,11 +27,18 @@ from typing import Any
 
 import pandas as pd  # type: ignore[import-untyped]  # no stubs (pandas-stubs is not a dependency)
 
-from urlsan._columns import build_policy, columns
+from urlsan._columns import build_policy, columns, surt_keys
 from urlsan.core import Policy
 from urlsan.core.many import collector_paused
 
-__all__ = ["META", "build_policy", "canonicalize_frame", "canonicalize_partition"]
+__all__ = [
+    "META",
+    "SURT_META",
+    "build_policy",
+    "canonicalize_frame",
+    "canonicalize_partition",
+    "surt_frame",
+]
 
 CRAWLER = Policy.profile("crawler")
 
@@ -73,3 +81,22 @@ def canonicalize_partition(
             {"url": u, "changed": c, "rules": r}
             for u, c, r in zip(urls_, changed, rules, strict=True)
         ]
+
+
+# The ``meta`` of `surt_frame`'s output: a string Series named "surt".
+SURT_META = pd.Series(dtype="string", name="surt")
+
+
+def surt_frame(
+    partition: pd.DataFrame | pd.Series,
+    column: str = "url",
+    *,
+    profile: str = "ia",
+    policy: Policy | None = None,
+) -> pd.Series:
+    """A pandas partition (a DataFrame's ``column``, or a Series) → the SURT key of each URL
+    (`urlsan.core.surt`; ``profile`` ``"ia"`` or ``"urlsan"``), on the partition's index: null
+    for a missing or blank URL and for one the profile cannot key."""
+    values = partition[column] if isinstance(partition, pd.DataFrame) else partition
+    keys = surt_keys(values.tolist(), profile, policy)
+    return pd.Series(pd.array(keys, dtype="string"), index=values.index, name="surt")

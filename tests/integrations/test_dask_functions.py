@@ -91,3 +91,17 @@ def test_refused_urls_keep_their_row() -> None:
 def test_empty_partition() -> None:
     out = canonicalize_frame(pd.DataFrame({"url": pd.Series([], dtype="string")}))
     assert out.empty and list(out.columns) == ["url", "changed", "rules"]
+
+
+def test_surt_keys_in_a_dask_frame() -> None:
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    from urlsan.core import surt
+    from urlsan.dask import SURT_META, surt_frame
+
+    urls = ["http://www.Archive.org/Index.html?b=1&a=2", None, "http://a:x/", "https://b.org/"]
+    frame = dd.from_pandas(pd.DataFrame({"url": urls}), npartitions=2)
+    keys = frame.map_partitions(surt_frame, "url", meta=SURT_META).compute(scheduler="sync")
+    assert keys.tolist() == ["org,archive)/index.html?a=2&b=1", pd.NA, pd.NA, "org,b)/"]
+    own = surt_frame(pd.Series(urls), profile="urlsan")
+    assert own[3] == surt("https://b.org/", profile="urlsan") == "https://(org,b,)/"
