@@ -6,6 +6,7 @@
     canon = canonicalize_udf(profile="crawler", rules="+merge-slashes", drop_params=["ref"])
     df.withColumn("c", canon("url"))
     register(spark)                                    # SQL: urlsan_canonicalize(url).url
+    df.select(surt_udf("url"))                         # SURT keys (urlsan.core.surt)
 
 The UDF returns a struct ``<url: string, changed: boolean, rules: array<string>>``: the
 canonical URL, whether it differs from the input, and the rules that fired, in the order they
@@ -47,13 +48,13 @@ from pyspark.sql.pandas import functions as spark_functions
 from pyspark.sql.pandas.functions import pandas_udf
 from pyspark.sql.types import ArrayType, BooleanType, StringType, StructField, StructType
 
-from urlsan._columns import build_policy, columns
+from urlsan._columns import build_policy, columns, surt_keys
 from urlsan.core import Policy
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, SparkSession
 
-__all__ = ["RESULT_TYPE", "build_policy", "canonicalize_udf", "register"]
+__all__ = ["RESULT_TYPE", "build_policy", "canonicalize_udf", "register", "surt_udf"]
 
 # A StructType, not the DDL string "url string, …": parsing DDL needs a running SparkContext, and
 # a UDF is often built before the session (on the driver, to fail early on a bad option).
@@ -171,3 +172,19 @@ def register(
         policy=policy,
     )  # fmt: skip
     return spark.udf.register(name, udf)
+
+
+def surt_udf(
+    column: Column | str | None = None, *, profile: str = "ia", policy: Policy | None = None
+) -> Any:
+    """The UDF of SURT keys (`urlsan.core.surt`), a string per URL: ``profile`` ``"ia"`` (as
+    ``surt.surt`` and CDX indexes write them) or ``"urlsan"``; null for a null or blank URL and
+    for one the profile cannot key.  Applied to ``column`` when one is given."""
+    surt_keys([], profile)  # a bad profile fails on the driver
+
+    def batch(values: pd.Series) -> pd.Series:
+        _freeze_worker_heap()
+        return pd.Series(surt_keys(values.tolist(), profile, policy), dtype=object)
+
+    udf = pandas_udf(batch, StringType())  # type: ignore[call-overload]
+    return udf if column is None else udf(column)

@@ -144,3 +144,16 @@ def test_bad_options_fail_on_the_driver() -> None:
         canonicalize_udf(profile="nonsense")
     with pytest.raises(ValueError, match="parameter spec"):
         canonicalize_udf(drop_params="a:b:c")
+
+
+def test_surt_udf(spark: SparkSession) -> None:
+    from urlsan.core import surt
+    from urlsan.spark import surt_udf
+
+    urls = ["http://www.Archive.org/Index.html?b=1&a=2", None, "http://a:x/", "https://b.org/"]
+    frame = spark.createDataFrame([(u,) for u in urls], "url string")
+    rows = frame.select(surt_udf("url").alias("k"), surt_udf(profile="urlsan")("url")).collect()
+    assert [r[0] for r in rows] == ["org,archive)/index.html?a=2&b=1", None, None, "org,b)/"]
+    assert rows[3][1] == surt("https://b.org/", profile="urlsan")
+    with pytest.raises(ValueError, match="SURT profile"):
+        surt_udf(profile="nope")
