@@ -1,4 +1,4 @@
-"""How each server behind a proxy reads a request-target, as data: what `backends.py` walks.
+r"""How each server behind a proxy reads a request-target, as data: what `backends.py` walks.
 
 A model is the server's steps in order, each a `Step` naming an operation of `backends.py`
 and its argument, with the source the step rests on.  ``measured`` models were held against
@@ -20,6 +20,9 @@ The operations, in the order a server may take them:
 ``jetty-path``        Jetty's HttpURI: the last path parameter of the last segment cut; the
                       rest decoded (decoder ``jetty``, with every ``;…`` up to a ``/`` removed)
                       only when the path holds a ``%`` or a parameter before a ``/``
+``backslash``         every ``\`` becomes ``/``
+``uppercase-escapes`` the hex digits of every escape in upper case
+``refuse-decoded``    refuse when the path, as decoded so far, holds one of these bytes
 ``decode``            percent-decode; the argument names a `Decoder` of `DECODERS`
 ``merge-slashes``     a run of ``/`` becomes one
 ``dots``              remove dot segments; the argument names a `Dots` of `DOTS`
@@ -54,12 +57,13 @@ class Decoder(NamedTuple):
     latin1_fallback: bool = False  # escapes that make no UTF-8 are Latin-1 characters instead
     params: bool = False  # ";" up to the next "/" dropped (Jetty's URIUtil.decodePath)
     keep: frozenset[int] = frozenset()  # decoded bytes left as their escape
+    only_dots: bool = False  # decode "%2e" alone, and only in a segment it makes a dot segment
 
 
 class Dots(NamedTuple):
     """One server's removal of dot segments."""
 
-    above_root: str  # "refuse" (4xx) or "clamp" (stays at "/")
+    above_root: str  # "refuse" (4xx), "clamp" (stays at "/") or "keep" (the ".." stays)
     trailing: str = "slash"  # "/a/b/.." → "/a/" ("slash") or "/a" ("none")
 
 
@@ -97,6 +101,9 @@ DECODERS: dict[str, Decoder] = {
     "apache-unreserved": Decoder(invalid="refuse", only_unreserved=True),
     "apache": Decoder(refuse=SLASH | NUL),
     "apache-encoded-slashes-on": Decoder(refuse=NUL),
+    "unreserved": Decoder(only_unreserved=True, invalid="keep"),
+    "dots-only": Decoder(only_dots=True, invalid="keep"),
+    "iis": Decoder(refuse=NUL, u_escapes=True, latin1_fallback=True),
     "apache-encoded-slashes-nodecode": Decoder(refuse=NUL, keep=SLASH),
     "tomcat": Decoder(refuse=SLASH | BACKSLASH | NUL),
     "tomcat-solidus-decode": Decoder(refuse=BACKSLASH | NUL),
@@ -109,6 +116,7 @@ DOTS: dict[str, Dots] = {
     "refuse-no-slash": Dots("refuse", "none"),
     "clamp": Dots("clamp"),
     "clamp-no-slash": Dots("clamp", "none"),
+    "keep": Dots("keep"),  # ".." above the root stays (HAProxy without "full")
 }
 
 _NGINX = "src/http/ngx_http_parse.c, ngx_http_parse_complex_uri"
@@ -248,6 +256,62 @@ MODELS: dict[str, Model] = {
             ),
             "jetty.http.compliance (RFC7230_LEGACY in Debian's etc/jetty-http.xml; RFC7230 "
             "refuses ambiguous paths)",
+        ),
+        # --- read from the documentation: no such server runs here
+        Model(
+            "iis",
+            "Microsoft IIS (http.sys and request filtering)",
+            "10",
+            False,
+            (
+                Step("refuse-raw", CONTROLS, "http.sys: a control byte is 400"),
+                Step("cut", "?#", "http.sys"),
+                Step("decode", "iis", "http.sys: %XX and %uXXXX decoded; a bad escape is 400"),
+                Step("backslash", "", "http.sys: '\\' is a path separator"),
+                Step("merge-slashes", "", "http.sys URL canonicalization"),
+                Step("dots", "refuse", "http.sys: above the root is 400"),
+                Step(
+                    "refuse-decoded",
+                    frozenset(b"%+"),
+                    "requestFiltering allowDoubleEscaping=false: 404.11",
+                ),
+                Step("charset", "text", "http.sys EnableNonUTF8: ANSI code page (Latin-1 here)"),
+            ),
+            "requestFiltering allowDoubleEscaping; http.sys AllowRestrictedChars, EnableNonUTF8",
+        ),
+        Model(
+            "haproxy",
+            "HAProxy, http-request normalize-uri (every path normalizer)",
+            "2.4",
+            False,
+            (
+                Step("refuse-raw", CONTROLS | NON_ASCII | frozenset(b"#"), "HAProxy: 400"),
+                Step("cut", "?", "the path sample fetch"),
+                Step("merge-slashes", "", "normalize-uri path-merge-slashes"),
+                Step("decode", "unreserved", "normalize-uri percent-decode-unreserved"),
+                Step("uppercase-escapes", "", "normalize-uri percent-to-uppercase"),
+                Step("dots", "keep", "normalize-uri path-strip-dot, path-strip-dotdot"),
+                Step("charset", "bytes", "ACLs match the path still escaped"),
+            ),
+            "each normalizer is an http-request rule of its own; none runs unless configured; "
+            "path-strip-dotdot full removes '..' above the root",
+        ),
+        Model(
+            "envoy",
+            "Envoy, normalize_path and merge_slashes on",
+            "1.28",
+            False,
+            (
+                Step("refuse-raw", CONTROLS | NON_ASCII | frozenset(b"#"), "Envoy: 400"),
+                Step("cut", "?", "Envoy's :path header"),
+                Step("backslash", "", "normalize_path (Chromium's URL path canonicalizer)"),
+                Step("decode", "dots-only", "normalize_path: %2e is a dot"),
+                Step("dots", "clamp", "normalize_path: RFC 3986 section 5.2.4"),
+                Step("merge-slashes", "", "merge_slashes"),
+                Step("charset", "bytes", "routes match the path still escaped"),
+            ),
+            "normalize_path and merge_slashes (both off unless configured); "
+            "path_with_escaped_slashes_action (KEEP_UNCHANGED by default)",
         ),
     )
 }

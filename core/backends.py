@@ -28,6 +28,7 @@ from typing import NamedTuple
 from .backend_models import DECODERS, DOTS, MODELS, OPTIONS, Decoder, Dots, Model, Step
 
 NAMES: tuple[str, ...] = tuple(MODELS)
+MEASURED: tuple[str, ...] = tuple(n for n, m in MODELS.items() if m.measured)
 
 
 class Reading(NamedTuple):
@@ -45,7 +46,7 @@ class _Refused(Exception):
 # characters every server passes through untouched, no empty, "." or ".." segment, and any
 # query.  One match decides it; everything else goes through the models.
 _PLAIN = re.compile(
-    rb"(?:/(?!\.\.?(?:[/?]|\Z))[A-Za-z0-9\-._~!$&'()*+,=:@]+)*/?"
+    rb"(?:/(?!\.\.?(?:[/?]|\Z))[A-Za-z0-9\-._~!$&'()*,=:@]+)*/?"
     rb"(?:\?[A-Za-z0-9\-._~!$&'()*+,=:@/?%;]*)?\Z"
 )
 
@@ -171,6 +172,14 @@ def _lstrip_slashes(path: bytes, step: Step, raw: bytes) -> bytes:
     return b"/" + path.lstrip(b"/")
 
 
+def _backslash(path: bytes, step: Step, raw: bytes) -> bytes:
+    return path.replace(b"\\", b"/")
+
+
+def _uppercase_escapes(path: bytes, step: Step, raw: bytes) -> bytes:
+    return re.sub(rb"%[0-9A-Fa-f]{2}", lambda m: m.group(0).upper(), path)
+
+
 def _merge_slashes(path: bytes, step: Step, raw: bytes) -> bytes:
     return re.sub(rb"//+", b"/", path)
 
@@ -289,6 +298,15 @@ def _copy(path: bytes, i: int, decoder: Decoder, out: bytearray, text: list[str]
     return i + 1
 
 
+def _kept(value: bytes, decoder: Decoder) -> bool:
+    """Whether the escape of ``value`` stays as it is."""
+    if decoder.only_dots:
+        return value != b"."
+    if decoder.only_unreserved:
+        return not (len(value) == 1 and value[0] in _UNRESERVED)
+    return len(value) == 1 and value[0] in decoder.keep and value[0] not in decoder.refuse
+
+
 def _decode_escape(path: bytes, i: int, decoder: Decoder, out: bytearray, text: list[str]) -> int:
     """The escape at ``i`` into ``out``; where it ends."""
     found = _escape(path, i, decoder)
@@ -300,12 +318,11 @@ def _decode_escape(path: bytes, i: int, decoder: Decoder, out: bytearray, text: 
     value, end = found
     if decoder.latin1_fallback:
         text.append(chr(value[0]) if end == i + 3 else value.decode("utf-8", "surrogatepass"))
-    if decoder.only_unreserved and not (len(value) == 1 and value[0] in _UNRESERVED):
+    if _kept(value, decoder):
         out += path[i:end]
     elif len(value) == 1 and value[0] in decoder.refuse:
         raise _Refused
-    elif len(value) == 1 and value[0] in decoder.keep:
-        out += path[i:end]
+
     else:
         out += value
     return end
@@ -323,9 +340,11 @@ def _dots(path: bytes, step: Step, raw: bytes) -> bytes:
             trailing = n == last
             continue
         if seg == b"..":
-            if not out:
+            if not out or out[-1] == b"..":
                 if how.above_root == "refuse":
                     raise _Refused
+                if how.above_root == "keep":
+                    out.append(seg)
             else:
                 out.pop()
             trailing = n == last
@@ -365,6 +384,9 @@ _OPS: dict[str, Callable[[bytes, Step, bytes], bytes]] = {
     "leading-slashes": _leading_slashes,
     "lstrip-slashes": _lstrip_slashes,
     "merge-slashes": _merge_slashes,
+    "backslash": _backslash,
+    "uppercase-escapes": _uppercase_escapes,
+    "refuse-decoded": _refuse_raw,
     "strip-params": _strip_params,
     "jetty-path": _jetty_path,
     "refuse-dot-param": _refuse_dot_param,

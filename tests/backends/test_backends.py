@@ -107,11 +107,58 @@ def test_targets_a_server_may_read_otherwise_are_not_plain(target: bytes) -> Non
 
 
 def test_an_unknown_server_is_a_clear_error() -> None:
-    with pytest.raises(ValueError, match="unknown server 'iis'"):
-        backends.read("/", "iis")
+    with pytest.raises(ValueError, match="unknown server 'lighttpd'"):
+        backends.read("/", "lighttpd")
 
 
 def test_every_model_names_its_version_and_every_step_its_source() -> None:
     for model in MODELS.values():
         assert model.version and model.settings
         assert all(step.source for step in model.steps), model.name
+
+
+def test_the_measured_models_are_those_tests_backends_starts() -> None:
+    assert set(backends.MEASURED) == {
+        "nginx",
+        "apache",
+        "tomcat",
+        "jetty",
+        "go",
+        "go-mux",
+        "node",
+        "werkzeug",
+    }
+    assert set(backends.NAMES) - set(backends.MEASURED) == {"iis", "haproxy", "envoy"}
+
+
+# The examples of the documentation the unmeasured models are read from.
+@pytest.mark.parametrize(
+    ("target", "name", "path"),
+    [
+        # HAProxy, http-request normalize-uri: the examples of its configuration manual
+        ("//a///b", "haproxy", "/a/b"),  # path-merge-slashes
+        ("/a/./b/.", "haproxy", "/a/b/"),  # path-strip-dot
+        ("/foo/../", "haproxy", "/"),  # path-strip-dotdot
+        ("/foo/../bar/", "haproxy", "/bar/"),
+        ("/../bar/", "haproxy", "/../bar/"),  # without "full"
+        ("/%61%62%63%20%2e", "haproxy", "/abc%20."),  # percent-decode-unreserved
+        ("/%6a%2f", "haproxy", "/j%2F"),  # percent-to-uppercase
+        # Envoy, normalize_path + merge_slashes: %2e is a dot, "\" a slash, escaped slashes kept
+        ("/a/%2e%2e/b", "envoy", "/b"),
+        ("/a\\..\\b", "envoy", "/b"),
+        ("/a//b", "envoy", "/a/b"),
+        ("/a/..%2fb", "envoy", "/a/..%2fb"),
+        # IIS: %u escapes and "\" as a separator
+        ("/a/%u002e%u002e/b", "iis", "/b"),
+        ("/a\\..\\b", "iis", "/b"),
+    ],
+)
+def test_the_documented_models_read_their_documentation_s_examples(
+    target: str, name: str, path: str
+) -> None:
+    assert backends.read(target, name) == R(False, path)
+
+
+@pytest.mark.parametrize("target", ["/a+b", "/a%252e", "/%2561"])
+def test_iis_refuses_what_its_request_filtering_calls_double_escaped(target: str) -> None:
+    assert backends.read(target, "iis") == REFUSED
