@@ -43,8 +43,9 @@ class _Refused(Exception):
 
 
 # A target no modeled server reads otherwise than as its bytes: an origin-form path of the
-# characters every server passes through untouched, no empty, "." or ".." segment, and any
-# query.  One match decides it; everything else goes through the models.
+# characters every server passes through untouched, no empty, "." or ".." segment, and a query
+# of the characters no server refuses.  One match decides it; everything else goes through
+# the models.
 _PLAIN = re.compile(
     rb"(?:/(?!\.\.?(?:[/?]|\Z))[A-Za-z0-9\-._~!$&'()*,=:@]+)*/?"
     rb"(?:\?[A-Za-z0-9\-._~!$&'()*+,=:@/?%;]*)?\Z"
@@ -53,7 +54,7 @@ _PLAIN = re.compile(
 
 def plain(target: bytes) -> bool:
     """True when every modeled server reads ``target``'s path as its own bytes."""
-    return _PLAIN.match(target) is not None and not target.startswith(b"//")
+    return _PLAIN.match(target) is not None and target[:1] == b"/"
 
 
 def model(name: str, **settings: str) -> Model:
@@ -98,11 +99,27 @@ def read(target: str | bytes, name: str, **settings: str) -> Reading:
     ``target`` is the request-target as sent (str: its UTF-8 bytes).  The path is text: bytes
     that are no UTF-8 as the server maps them (`backend_models`, the ``charset`` step).
     """
-    chosen = model(name, **settings)
+    chosen = model(name, **settings) if settings else MODELS.get(name) or model(name)
     raw = target.encode("utf-8", "surrogateescape") if isinstance(target, str) else target
     if plain(raw):
-        return Reading(False, raw.split(b"?", 1)[0].decode("ascii"))
+        return Reading(False, raw.partition(b"?")[0].decode("ascii"))
     return walk(raw, chosen)
+
+
+def readings(target: str | bytes, names: tuple[str, ...] = NAMES) -> dict[str, Reading]:
+    """`read` for each of ``names`` (default configurations), the target scanned once: a
+    `plain` target costs one match whatever the number of servers."""
+    raw = target.encode("utf-8", "surrogateescape") if isinstance(target, str) else target
+    if plain(raw):
+        same = Reading(False, raw.partition(b"?")[0].decode("ascii"))
+        return dict.fromkeys(names, same)
+    out = {}
+    for name in names:
+        chosen = MODELS.get(name)
+        if chosen is None:
+            raise ValueError(f"unknown server {name!r}: one of {', '.join(NAMES)}")
+        out[name] = walk(raw, chosen)
+    return out
 
 
 def walk(raw: bytes, model: Model) -> Reading:

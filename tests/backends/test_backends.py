@@ -162,3 +162,13 @@ def test_the_documented_models_read_their_documentation_s_examples(
 @pytest.mark.parametrize("target", ["/a+b", "/a%252e", "/%2561"])
 def test_iis_refuses_what_its_request_filtering_calls_double_escaped(target: str) -> None:
     assert backends.read(target, "iis") == REFUSED
+
+
+def test_readings_of_every_server_equal_each_read() -> None:
+    for target in corpus()[::37]:
+        all_ = backends.readings(target)
+        assert all_ == {name: backends.read(target, name) for name in backends.NAMES}
+
+
+def test_readings_of_a_plain_target_is_the_path_for_all() -> None:
+    assert set(backends.readings("/a/b?x=1").values()) == {R(False, "/a/b")}
