@@ -257,7 +257,7 @@ def _jetty_path(path: bytes, step: Step, raw: bytes) -> bytes:
     while i < len(path):
         c = path[i]
         if c == 0x25:
-            encoded = True
+            encoded = encoded or mark < 0  # not within a parameter
             i += 3
             continue
         if c == 0x3B:

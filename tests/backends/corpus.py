@@ -117,6 +117,11 @@ def families() -> list[bytes]:
     ]
     out += [b"/x/..//y", b"/a/..%2f/b", b"/a/..;/b", b"/a/;/../b", b"/a/%u002e%u002e/b"]
     out += [b"/a/b/..", b"/a/b/../", b"/a/./b/.", b"/a;x/b;y/c;z", b"/a;/b;", b"/;/a"]
+    # what makes Jetty decode a path: an escape, a parameter before "/", a segment starting "."
+    for head in (b"/a.b", b"/.a", b"/a/.b", b"/a/b.", b"/a.", b"/a/..b", b"/a%41", b"/a;x/b"):
+        for tail in (b";x;y", b";x;y/", b";x;y?%zz", b";x;y#z", b";x%3by", b";x;%2e", b";%?x"):
+            out.append(head + tail)
+    out += [b"/a;x%2?y", b"/a;%2f/b", b"/a;x/%2e%2e/b", b"/a;x%2f/../b"]
     return out
 
 
