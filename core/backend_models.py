@@ -187,7 +187,7 @@ MODELS: dict[str, Model] = {
         Model(
             "werkzeug",
             "werkzeug's WSGI server, request.path",
-            "3",
+            "3.1.9",
             True,
             (
                 Step("split-line", PY_WHITESPACE, "http.server: str.split() of the request line"),

@@ -63,3 +63,33 @@ def expected_body(name: str, path: str) -> bytes:
     if name in ("tomcat", "jetty"):
         return path.encode("utf-8", "replace")  # Java's encoder: "?" for a lone surrogate
     return path.encode("utf-8", "surrogateescape")
+
+
+def installed_version(name: str) -> str:
+    """The version of server ``name`` installed here, as its own tools print it."""
+    import re
+    import subprocess
+    from importlib.metadata import version
+
+    from tests.harness.apache import apache_version
+    from tests.harness.go import go_version
+    from tests.harness.node import node_version
+    from tests.harness.servlet import jetty_version, tomcat_version
+
+    if name == "nginx":
+        out = subprocess.run([nginx_binary() or "nginx", "-v"], capture_output=True, text=True)
+        text = out.stderr
+    elif name == "apache":
+        text = apache_version()
+    elif name == "tomcat":
+        text = tomcat_version()
+    elif name == "jetty":
+        text = jetty_version()
+    elif name in ("go", "go-mux"):
+        text = go_version()
+    elif name == "node":
+        text = node_version()
+    else:
+        text = version("werkzeug")
+    m = re.search(r"(\d+\.\d+(?:\.\d+)?)", text)
+    return m.group(1) if m else text

@@ -9,7 +9,7 @@ import pytest
 from urlsan.core import backends
 
 from .corpus import corpus
-from .servers import REQUIRED, SERVERS, expected_body
+from .servers import REQUIRED, SERVERS, expected_body, installed_version
 
 pytestmark = pytest.mark.e2e
 
@@ -78,3 +78,17 @@ def test_a_modeled_setting_agrees_with_the_server_so_configured(
         bad = disagreements(name, server, targets, settings)
     print(f"{name} {settings}: {len(targets) - len(bad)}/{len(targets)} agree")
     assert not bad, f"{len(bad)} of {len(targets)} disagree:\n" + "\n".join(bad[:30])
+
+
+@pytest.mark.parametrize("name", backends.MEASURED)
+def test_the_model_was_measured_on_the_release_series_installed(name: str) -> None:
+    # A model measured on another series (nginx 1.24, Tomcat 11…) must be measured again; a
+    # patch release only has to agree.
+    _, missing = SERVERS[name]
+    if missing():
+        if REQUIRED:
+            pytest.fail(f"URLSAN_REQUIRE_BACKENDS=1 and {missing()}")
+        pytest.skip(missing())
+    here = installed_version(name)
+    model = backends.model(name).version
+    assert here.split(".")[:2] == model.split(".")[:2], f"{name}: model {model}, installed {here}"
