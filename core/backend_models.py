@@ -12,7 +12,7 @@ The operations, in the order a server may take them:
                       inner is 400 (too many words)
 ``refuse-raw-utf8``   refuse when the target's bytes above 0x7F are no valid UTF-8
 ``cut``               the path ends at the first of these bytes (``?``, and ``#`` for some)
-``cut-escaped``       as ``cut``, but not within the two characters after a ``%``
+``cut-escaped``       as ``cut``, but not within an escape (``%XX``, ``%uXXXX``)
 ``leading-slashes``   a run of ``/`` at the start becomes one
 ``refuse-dot-param``  refuse a segment that is ``.`` or ``..`` (decoded) with a path parameter
 ``strip-params``      remove path parameters: ``each`` (``;…`` up to the next ``/`` in every
@@ -248,7 +248,7 @@ MODELS: dict[str, Model] = {
             (
                 Step("refuse-raw", CONTROLS - frozenset(b"\x7f"), "HttpParser: 400"),
                 Step("refuse-raw-utf8", "", "HttpParser: the target is UTF-8"),
-                Step("cut-escaped", "?#", _JETTY + ": the two characters after a % are its digits"),
+                Step("cut-escaped", "?#", _JETTY + ": the characters of an escape are its digits"),
                 Step("refuse-dot-param", "", _JETTY + ": an ambiguous segment is 400"),
                 Step("jetty-path", "", _JETTY + ": HttpURI.parse"),
                 Step("dots", "refuse", _JETTY + ": canonicalPath; above the root is 400"),

@@ -100,16 +100,23 @@ def read(target: str | bytes, name: str, **settings: str) -> Reading:
     that are no UTF-8 as the server maps them (`backend_models`, the ``charset`` step).
     """
     chosen = model(name, **settings) if settings else MODELS.get(name) or model(name)
-    raw = target.encode("utf-8", "surrogateescape") if isinstance(target, str) else target
+    raw = _origin_form(target)
     if plain(raw):
         return Reading(False, raw.partition(b"?")[0].decode("ascii"))
     return walk(raw, chosen)
 
 
+def _origin_form(target: str | bytes) -> bytes:
+    raw = target.encode("utf-8", "surrogateescape") if isinstance(target, str) else bytes(target)
+    if not raw.startswith(b"/"):
+        raise ValueError(f"not an origin-form request-target (it starts with '/'): {target!r}")
+    return raw
+
+
 def readings(target: str | bytes, names: tuple[str, ...] = NAMES) -> dict[str, Reading]:
     """`read` for each of ``names`` (default configurations), the target scanned once: a
     `plain` target costs one match whatever the number of servers."""
-    raw = target.encode("utf-8", "surrogateescape") if isinstance(target, str) else target
+    raw = _origin_form(target)
     if plain(raw):
         same = Reading(False, raw.partition(b"?")[0].decode("ascii"))
         return dict.fromkeys(names, same)
@@ -168,12 +175,17 @@ def _cut(path: bytes, step: Step, raw: bytes) -> bytes:
     return path[: min(ends)] if ends else path
 
 
+def _escape_length(path: bytes, i: int) -> int:
+    """Jetty's reading of the escape at ``i``: "%uXXXX" or "%XX", whatever the digits are."""
+    return 6 if path[i + 1 : i + 2] == b"u" else 3
+
+
 def _cut_escaped(path: bytes, step: Step, raw: bytes) -> bytes:
     ends = frozenset(str(step.arg).encode())
     i = 0
     while i < len(path):
         if path[i] == 0x25:
-            i += 3
+            i += _escape_length(path, i)
             continue
         if path[i] in ends:
             return path[:i]
@@ -236,9 +248,13 @@ def _escape(path: bytes, i: int, decoder: Decoder) -> tuple[bytes, int] | None:
     """The bytes the escape at ``path[i]`` ("%") stands for and where it ends; None: invalid."""
     if decoder.u_escapes and path[i + 1 : i + 2] == b"u":
         digits = path[i + 2 : i + 6]
-        if len(digits) == 4 and all(_hex(c, decoder) is not None for c in digits):
-            return chr(int(digits, 16)).encode("utf-8", "surrogatepass"), i + 6
-        return None
+        values = [_hex(c, decoder) for c in digits]
+        if len(values) < 4 or None in values:
+            return None
+        code = 0
+        for v in values:
+            code = code * 16 + (v or 0)
+        return chr(code).encode("utf-8", "surrogatepass"), i + 6
     if i + 2 >= len(path):
         return None
     hi, lo = _hex(path[i + 1], decoder), _hex(path[i + 2], decoder)
@@ -258,7 +274,7 @@ def _jetty_path(path: bytes, step: Step, raw: bytes) -> bytes:
         c = path[i]
         if c == 0x25:
             encoded = encoded or mark < 0  # not within a parameter
-            i += 3
+            i += _escape_length(path, i)
             continue
         if c == 0x3B:
             mark = i
@@ -377,8 +393,9 @@ def _dots(path: bytes, step: Step, raw: bytes) -> bytes:
 def _charset(path: bytes, how: str) -> str:
     if how == "bytes":
         return path.decode("utf-8", "surrogateescape")
-    if how == "text":
-        return path.decode("utf-8", "surrogatepass")
+    if how == "text":  # %uD83D%uDE00: two UTF-16 code units, one character
+        text = path.decode("utf-8", "surrogatepass")
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
     if how == "replace":
         return path.decode("utf-8", "replace")
     try:

@@ -122,6 +122,17 @@ def families() -> list[bytes]:
         for tail in (b";x;y", b";x;y/", b";x;y?%zz", b";x;y#z", b";x%3by", b";x;%2e", b";%?x"):
             out.append(head + tail)
     out += [b"/a;x%2?y", b"/a;%2f/b", b"/a;x/%2e%2e/b", b"/a;x%2f/../b"]
+    # %u: a surrogate pair, lone halves, loose digits, next to raw and escaped UTF-8
+    out += [
+        b"/%ud83d%ude00",
+        b"/%uDE00%uD83D",
+        b"/%ud83d",
+        b"/%ud83dx",
+        b"/%u;;;;",
+        b"/%u00",
+        b"/%u2f",
+    ]
+    out += [b"/%u00e9%e9", b"/\xc3\xa9%u00e9%ff", b"/%uD800/%c3%a9"]
     return out
 
 

@@ -4,6 +4,8 @@ one scan against the full walk, and bad input."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from urlsan.core import backends
 from urlsan.core.backend_models import MODELS
@@ -172,3 +174,18 @@ def test_readings_of_every_server_equal_each_read() -> None:
 
 def test_readings_of_a_plain_target_is_the_path_for_all() -> None:
     assert set(backends.readings("/a/b?x=1").values()) == {R(False, "/a/b")}
+
+
+@pytest.mark.parametrize("target", ["", "http://example.com/a", "*", b"a/b"])
+def test_a_target_not_in_origin_form_is_a_clear_error(target: str | bytes) -> None:
+    with pytest.raises(ValueError, match="not an origin-form request-target"):
+        backends.read(target, "nginx")
+    with pytest.raises(ValueError, match="not an origin-form request-target"):
+        backends.readings(target)
+
+
+@given(st.binary(max_size=40).map(lambda b: b"/" + b))
+@settings(max_examples=300, deadline=None)
+def test_any_origin_form_bytes_read_without_crashing(target: bytes) -> None:
+    for name, reading in backends.readings(target).items():
+        assert reading.refused == (reading.path is None), name
