@@ -1,5 +1,5 @@
-"""The optional compiled twin of core/driver.py (core/compiled.py), and README.md as the package
-index shows it; all else is in pyproject.toml.
+"""The optional compiled twin of core/driver.py (core/compiled.py) and the Arrow column loop
+(core/_columns.c), and README.md as the package index shows it; all else is in pyproject.toml.
 
 The twin is left out when there is no C compiler or ``URLSAN_NO_EXTENSIONS`` is set: the
 pure-Python driver then does all the work (and ``urlsan --version`` says so).  ``optional=True``
@@ -45,9 +45,12 @@ def index_readme() -> str:
 # twin must be an error there, not a silently slower wheel.
 required = bool(os.environ.get("URLSAN_REQUIRE_EXTENSIONS"))
 twin = Extension("urlsan.core._speedups", ["core/_speedups.c"], optional=not required)
+# The data-frame integrations' loop over Arrow string buffers (urlsan/_columns.py), optional
+# like the twin: without it they build Python lists.
+arrow_loop = Extension("urlsan.core._columns", ["core/_columns.c"], optional=not required)
 skip = not required and (os.environ.get("URLSAN_NO_EXTENSIONS") or not have_compiler())
 setup(
-    ext_modules=[] if skip else [twin],
+    ext_modules=[] if skip else [twin, arrow_loop],
     long_description=index_readme(),
     long_description_content_type="text/markdown",
 )

@@ -3,20 +3,30 @@
 the url / changed / rules columns, and the one that turns it into SURT keys.
 
 Pure Python: neither Spark, Dask, DuckDB, Polars nor pandas is needed here, so each integration
-needs only its own extra.
+needs only its own extra.  `arrow_urls` and `arrow_surt_keys` take a pyarrow string column:
+with the compiled loop (core/_columns.c) they read its buffers and write the result's, one call
+per row and no list of rows; without it (``URLSAN_NO_EXTENSIONS``, no compiler) they go through
+the list functions here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import contextlib
+import os
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from urlsan.core import Policy, many
+from urlsan.core import Policy, canonicalize, many
 from urlsan.core.options import policy_from_options
 from urlsan.core.surt import PROFILES as SURT_PROFILES
 from urlsan.core.surt import ia_key, urlsan_key
 
 Columns = many.Columns
+
+_map_strings: Callable[..., tuple[int, bytes | None, bytes, bytes]] | None = None
+if not os.environ.get("URLSAN_NO_EXTENSIONS"):
+    with contextlib.suppress(ImportError):  # built without it: the list path
+        from urlsan.core._columns import map_strings as _map_strings
 
 
 def build_policy(
@@ -78,3 +88,58 @@ def canonical_urls(values: Iterable[object], policy: Policy) -> list[str | None]
         out.append(columns(rest[len(done) : len(done) + 1], policy)[0][0])
         rest = rest[len(done) + 1 :]
     return out
+
+
+def arrow_urls(values: Any, policy: Policy) -> Any:
+    """`canonical_urls` of a pyarrow string column (Array or ChunkedArray), as a pyarrow
+    ``large_string`` array."""
+    return _arrow_map(
+        values,
+        (canonicalize, (policy,), 1, lambda text: columns([text], policy)[0][0]),
+        lambda rows: canonical_urls(rows, policy),
+    )
+
+
+def arrow_surt_keys(values: Any, profile: str = "ia", policy: Policy | None = None) -> Any:
+    """`surt_keys` of a pyarrow string column (Array or ChunkedArray), as a pyarrow
+    ``large_string`` array."""
+    if profile == "ia":
+        return _arrow_map(
+            values,
+            (ia_key, (), -1, lambda text: surt_keys([text])[0]),
+            lambda rows: surt_keys(rows, profile, policy),
+        )
+    return _arrow_pylist(values, lambda rows: surt_keys(rows, profile, policy))
+
+
+def _arrow_map(
+    values: Any,
+    call: tuple[Callable[..., Any], tuple[Any, ...], int, Callable[[str], str | None]],
+    by_list: Callable[[list[Any]], list[str | None]],
+) -> Any:
+    import pyarrow as pa  # type: ignore[import-untyped]  # no stubs; the caller's extra has it
+
+    if _map_strings is None:
+        return _arrow_pylist(values, by_list)
+    chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]
+    out = []
+    for chunk in chunks:
+        if chunk.type not in (pa.string(), pa.large_string()):
+            chunk = chunk.cast(pa.large_string())
+        validity, offsets, data = chunk.buffers()
+        large = chunk.type == pa.large_string()
+        nulls, bits, offs, text = _map_strings(
+            *call, validity, offsets, data, chunk.offset, len(chunk), large
+        )
+        buffers = [None if bits is None else pa.py_buffer(bits), pa.py_buffer(offs)]
+        buffers.append(pa.py_buffer(text))
+        out.append(pa.Array.from_buffers(pa.large_string(), len(chunk), buffers, nulls))
+    if len(out) == 1:
+        return out[0]
+    return pa.concat_arrays(out) if out else pa.array([], pa.large_string())
+
+
+def _arrow_pylist(values: Any, by_list: Callable[[list[Any]], list[str | None]]) -> Any:
+    import pyarrow as pa
+
+    return pa.array(by_list(values.to_pylist()), pa.large_string())

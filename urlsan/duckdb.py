@@ -21,8 +21,9 @@ NULL in, NULL out; a blank URL gives NULL too.  A URL the policy refuses (the ``
 profile, the opt-in ``reject-escaped-slash``) gives a NULL URL, ``changed`` false and the
 refusing rule in ``urlsan_rules``; a URL the SURT profile cannot key (a port that is not a
 number) gives a NULL key.  DuckDB hands each function a vector of rows (2,048) as one Arrow
-array at a time, so Python is entered once per vector, not once per row.  Needs duckdb and
-pyarrow: ``pip install 'urlsan[duckdb]'``.
+array at a time, so Python is entered once per vector, not once per row; the url and SURT
+columns are read from and written to Arrow's buffers by a compiled loop, without a list of
+rows.  Needs duckdb and pyarrow: ``pip install 'urlsan[duckdb]'``.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa  # type: ignore[import-untyped]  # no stubs
 
-from urlsan._columns import build_policy, canonical_urls, columns, surt_keys
+from urlsan._columns import arrow_surt_keys, arrow_urls, build_policy, columns, surt_keys
 from urlsan.core import Policy
 
 __all__ = ["register"]
@@ -42,7 +43,7 @@ __all__ = ["register"]
 
 def _url_column(policy: Policy) -> Callable[[Any], Any]:
     def batch(values: Any) -> Any:
-        return pa.array(canonical_urls(values.to_pylist(), policy), pa.string())
+        return arrow_urls(values, policy)
 
     return batch
 
@@ -63,7 +64,7 @@ def _rules_column(policy: Policy) -> Callable[[Any], Any]:
 
 def _surt_column(profile: str, policy: Policy | None) -> Callable[[Any], Any]:
     def batch(values: Any) -> Any:
-        return pa.array(surt_keys(values.to_pylist(), profile, policy), pa.string())
+        return arrow_surt_keys(values, profile, policy)
 
     return batch
 

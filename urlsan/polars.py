@@ -28,15 +28,26 @@ batch, not once per row.  Needs polars: ``pip install 'urlsan[polars]'``.
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Iterable
 
 import polars as pl
 
-from urlsan._columns import build_policy, canonical_urls, columns, surt_keys
+from urlsan._columns import (
+    arrow_surt_keys,
+    arrow_urls,
+    build_policy,
+    canonical_urls,
+    columns,
+    surt_keys,
+)
 from urlsan.core import Policy
 
 __all__ = ["UrlsanNamespace"]
 
+# With pyarrow (which Polars' to_arrow needs), the url and SURT columns go through Arrow's
+# buffers (urlsan._columns.arrow_urls); without it, through lists.
+_ARROW = importlib.util.find_spec("pyarrow") is not None
 _RULES = pl.List(pl.String)
 _RESULT = pl.Struct({"url": pl.String, "changed": pl.Boolean, "rules": _RULES})
 
@@ -60,6 +71,8 @@ class UrlsanNamespace:
         chosen = policy or build_policy(profile, rules, drop_params, keep_params)
 
         def batch(values: pl.Series) -> pl.Series:
+            if _ARROW:
+                return pl.Series(values.name, arrow_urls(values.to_arrow(), chosen), pl.String)
             return pl.Series(values.name, canonical_urls(values.to_list(), chosen), pl.String)
 
         return self._expr.map_batches(batch, return_dtype=pl.String)
@@ -113,6 +126,9 @@ class UrlsanNamespace:
         surt_keys([], profile)  # a bad profile fails here, not when the query runs
 
         def batch(values: pl.Series) -> pl.Series:
+            if _ARROW:
+                keys = arrow_surt_keys(values.to_arrow(), profile, policy)
+                return pl.Series(values.name, keys, pl.String)
             return pl.Series(values.name, surt_keys(values.to_list(), profile, policy), pl.String)
 
         return self._expr.map_batches(batch, return_dtype=pl.String)

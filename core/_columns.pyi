@@ -1,0 +1,16 @@
+from collections.abc import Callable
+from typing import Any
+
+def map_strings(
+    call: Callable[..., Any],
+    tail: tuple[Any, ...],
+    field: int,
+    fallback: Callable[[str], str | None] | None,
+    validity: Any,
+    offsets: Any,
+    data: Any,
+    offset: int,
+    length: int,
+    large: bool,
+    /,
+) -> tuple[int, bytes | None, bytes, bytes]: ...
