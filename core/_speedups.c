@@ -9,8 +9,11 @@
  * escape too), an IPv4 address in any of its forms, an IPv6 literal with or without a zone; with
  * userinfo and a port.  The path, query and fragment may hold anything: escapes, stray "%",
  * characters to escape, non-ASCII text, surrogateescape'd raw bytes, and with them the findings
- * the reference reports there (dot segments raw and escaped, "%25", "%00", "%0D", "%u", overlong
- * UTF-8, escaped slashes, a backslash).  An IDN, another scheme, a relative reference, or a
+ * the reference reports there (dot segments raw and escaped, "%25", "%00", "%0D", "%u", a stray
+ * "%", escaped and raw bytes that are no UTF-8, raw spaces, controls and format characters,
+ * escaped slashes, a backslash).  What one or two decodes, a lax UTF-8 decoder or a "\\"
+ * separator may make of a path (an overlong escape, "%252e", "%u002e", "%2E" inside a segment,
+ * dots beside a "\\" or an escaped slash) are the reference's.  An IDN, another scheme, a relative reference, or a
  * backslash or escaped slash in the path under a rule on them goes back to Python, which is the
  * reference: tests/core/test_speedups.py holds the two to the same output.
  *
@@ -52,12 +55,14 @@ static const char *const COMPONENT_NAMES[C_COUNT] = {
 
 enum {
     F_DOT, F_ENCODED_DOT, F_ABOVE_ROOT, F_PARAM_DOTDOT, F_ESCAPED_SLASH, F_BACKSLASH, F_DOUBLE,
-    F_PERCENT_U, F_NUL, F_CRLF, F_OVERLONG, F_NUMERIC_HOST, F_USERINFO, F_COUNT
+    F_PERCENT_U, F_NUL, F_CRLF, F_OVERLONG, F_NUMERIC_HOST, F_USERINFO, F_STRAY, F_RAW_SPACE,
+    F_CONTROL, F_FORMAT, F_INVALID_UTF8, F_COUNT
 };
 static const char *const FINDING_NAMES[F_COUNT] = {
     "dot-segment", "encoded-dot-segment", "dot-segment-above-root", "path-parameter-dotdot",
     "escaped-slash", "backslash", "double-encoding", "percent-u", "nul-escape", "crlf-escape",
-    "overlong-utf8", "numeric-host", "userinfo",
+    "overlong-utf8", "numeric-host", "userinfo", "stray-percent", "raw-space", "control-char",
+    "format-char", "invalid-utf8",
 };
 
 /* Policy switches: canonical.py derives a policy's flags from FLAGS (exported below).  Rules
@@ -596,8 +601,8 @@ static inline int char_at(State *st, Py_ssize_t i, Py_ssize_t e, Py_UCS4 c) {
  *   percent-u        "%u" 4HEXDIG          (IIS's non-standard escape)
  *   nul-escape       "%00"
  *   crlf-escape      "%0D" / "%0A"         (header injection, response splitting)
- *   overlong-utf8    "%C0"/"%C1" "%" [89AB] HEXDIG, "%E0" "%" [89] HEXDIG, "%F0" "%8" HEXDIG
- *                    (RFC 3629 §10)                                          case-insensitive */
+ *                                                                          case-insensitive
+ * (overlong UTF-8 is escaped_utf8's to find: it is no UTF-8) */
 static int escape_trick(State *st, Py_ssize_t i, Py_ssize_t e, int *rule) {
     Py_UCS4 a = i + 1 < e ? CH(st, i + 1) : 0, b = i + 2 < e ? CH(st, i + 2) : 0;
     if (a == '2' && b == '5' && hex_at(st, i + 3, e) && hex_at(st, i + 4, e)) {
@@ -613,28 +618,7 @@ static int escape_trick(State *st, Py_ssize_t i, Py_ssize_t e, int *rule) {
         *rule = b == '0' ? F_NUL : F_CRLF;
         return 3;
     }
-    if (!char_at(st, i + 3, e, '%') || !hex_at(st, i + 5, e)) return 0;
-    Py_UCS4 c = i + 4 < e ? CH(st, i + 4) : 0;
-    int lead = (a == 'C' || a == 'c') && (b == '0' || b == '1') &&
-               ((c >= '8' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'b'));
-    lead |= (a == 'E' || a == 'e') && b == '0' && c >= '8' && c <= '9';
-    lead |= (a == 'F' || a == 'f') && b == '0' && c == '8';
-    if (!lead) return 0;
-    *rule = F_OVERLONG;
-    return 6;
-}
-
-/* findings.escapes' second half on target[s:e], for a str wider than 1 byte: overlong UTF-8
- * as raw surrogateescape'd bytes (RFC 3629 §10), after the escape tricks (which scan_chars finds
- * as it meets each "%"). */
-static void raw_overlong_findings(State *st, int component, Py_ssize_t s, Py_ssize_t e) {
-    for (Py_ssize_t i = s; i + 1 < e; i++) {
-        Py_UCS4 c = CH(st, i), next = CH(st, i + 1);
-        if ((c == 0xDCC0 || c == 0xDCC1) && next >= 0xDC80 && next <= 0xDCBF) {
-            add_finding(st, F_OVERLONG, component, i, i, i + 2);
-            i++;
-        }
-    }
+    return 0;
 }
 
 enum { OK = 0, FAIL = -1, REFUSE = 1 };
@@ -658,6 +642,131 @@ static const char *declined_why; /* why the last call returned None; NULL: it di
 static int decline(State *st, const char *why) {
     st->why = why;
     return REFUSE;
+}
+
+/* findings._FORMAT: the format characters that reorder or hide text (bidirectional controls,
+ * invisible characters). */
+static inline int format_char(Py_UCS4 c) {
+    return c == 0x061C || c == 0x180E || (c >= 0x200B && c <= 0x200F) ||
+           (c >= 0x202A && c <= 0x202E) || (c >= 0x2060 && c <= 0x2064) ||
+           (c >= 0x2066 && c <= 0x206F) || c == 0xFEFF;
+}
+
+/* The byte escaped at target[j] ("%" and two hex digits), or -1. */
+static int escaped_byte(State *st, Py_ssize_t j, Py_ssize_t e) {
+    if (!char_at(st, j, e, '%') || !hex_at(st, j + 1, e) || !hex_at(st, j + 2, e)) return -1;
+    return hexval(CH(st, j + 1)) << 4 | hexval(CH(st, j + 2));
+}
+
+/* findings._utf8 on the escaped bytes from target[i] on, whose first, b0, is above 127: how many
+ * bytes it reads (*found: 0 when they are valid UTF-8, RFC 3629 §3) or, as CPython's strict
+ * decoder reports it, how many are the invalid sequence (*found F_INVALID_UTF8, or F_OVERLONG:
+ * a C0/C1 lead, E0 80-9F, F0 80-8F, RFC 3629 §10, with the byte after it). A valid format
+ * character is *found F_FORMAT. */
+static int escaped_utf8(State *st, Py_ssize_t i, Py_ssize_t e, int b0, int *found) {
+    int n, lo = 0x80, hi = 0xBF;
+    Py_UCS4 cp;
+    int second = escaped_byte(st, i + 3, e);
+    if (b0 == 0xC0 || b0 == 0xC1 || (b0 == 0xE0 && second >= 0x80 && second <= 0x9F) ||
+        (b0 == 0xF0 && second >= 0x80 && second <= 0x8F)) {
+        *found = F_OVERLONG;
+        return second >= 0 ? 2 : 1;
+    }
+    *found = F_INVALID_UTF8;
+    if (b0 >= 0xC2 && b0 <= 0xDF) n = 2, cp = (Py_UCS4)(b0 & 0x1F);
+    else if (b0 >= 0xE0 && b0 <= 0xEF) n = 3, cp = (Py_UCS4)(b0 & 0x0F);
+    else if (b0 >= 0xF0 && b0 <= 0xF4) n = 4, cp = (Py_UCS4)(b0 & 0x07);
+    else return 1;
+    if (b0 == 0xE0) lo = 0xA0;
+    if (b0 == 0xED) hi = 0x9F;
+    if (b0 == 0xF0) lo = 0x90;
+    if (b0 == 0xF4) hi = 0x8F;
+    for (int k = 1; k < n; k++) {
+        int b = k == 1 ? second : escaped_byte(st, i + 3 * k, e);
+        if (b < lo || b > hi) return k;
+        lo = 0x80, hi = 0xBF;
+        cp = cp << 6 | (Py_UCS4)(b & 0x3F);
+    }
+    *found = format_char(cp) ? F_FORMAT : 0;
+    return n;
+}
+
+/* Whether the escape trick ``rule`` at target[i] may decode to a dot, a slash, a backslash or a
+ * byte that a lax UTF-8 decoder reads as one: "%252e", "%25c0", "%u002e", "%u00c0"
+ * (findings._decoded_climb is the reference's). */
+static int decodes_to_separator(State *st, Py_ssize_t i, int rule) {
+    int b;
+    if (rule == F_DOUBLE) {
+        b = hexval(CH(st, i + 3)) << 4 | hexval(CH(st, i + 4));
+    } else if (rule == F_PERCENT_U) {
+        if (hexval(CH(st, i + 2)) || hexval(CH(st, i + 3))) return 0; /* above U+00FF */
+        b = hexval(CH(st, i + 4)) << 4 | hexval(CH(st, i + 5));
+    } else {
+        return 0;
+    }
+    return b == 0x2E || b == 0x2F || b == 0x5C || b >= 0x80;
+}
+
+/* Whether the path segment around the escaped dot at target[i] is "." or ".." (raw or escaped),
+ * alone or before a ";": else findings._escaped_dots reports it (escaped-dot). */
+static int in_dot_segment(State *st, Py_ssize_t i, Py_ssize_t s, Py_ssize_t e) {
+    Py_ssize_t j = i;
+    while (j > s && CH(st, j - 1) != '/') j--;
+    int dots = 0;
+    while (j < e) {
+        Py_UCS4 c = CH(st, j);
+        if (c == '.') {
+            j++;
+        } else if (c == '%' && j + 2 < e && CH(st, j + 1) == '2' && (CH(st, j + 2) | 0x20) == 'e') {
+            j += 3;
+        } else {
+            break;
+        }
+        dots++;
+    }
+    if (dots < 1 || dots > 2) return 0;
+    if (j == e) return 1;
+    Py_UCS4 c = CH(st, j);
+    return c == '/' || c == '?' || c == '#' || c == ';';
+}
+
+/* findings._escape_once_decoded at a "%" (stray, or "%25") whose decoded "%" is followed by
+ * target[a:]: where the escape that one decode makes ends, its two hex digits raw or escaped,
+ * at least one escaped ("%%32%65", "%25%32e" are "%2e" once decoded); 0 when it makes none. */
+static Py_ssize_t once_escape_end(State *st, Py_ssize_t a, Py_ssize_t e) {
+    int escaped = 0;
+    for (int k = 0; k < 2; k++) {
+        if (a < e && hexval(CH(st, a)) >= 0) {
+            a++;
+            continue;
+        }
+        if (!char_at(st, a, e, '%') || !hex_at(st, a + 1, e) || !hex_at(st, a + 2, e)) return 0;
+        int b = hexval(CH(st, a + 1)) << 4 | hexval(CH(st, a + 2));
+        if (hexval((Py_UCS4)b) < 0) return 0;
+        a += 3;
+        escaped = 1;
+    }
+    return escaped ? a : 0;
+}
+
+/* After the pass over a path with a raw "\\" or an escaped slash: whether the reference may
+ * read dot segments that findings.path's walk on "/" does not (a "\\" separates segments, a
+ * decode splits at "%2F" and "%5C"): two dots in a row, or a dot next to a raw "\\", each
+ * raw or escaped. */
+static int separators_matter(State *st, Py_ssize_t s, Py_ssize_t e) {
+    int prev = 0; /* 1: the last character was a dot, 2: a backslash */
+    for (Py_ssize_t i = s; i < e; i++) {
+        Py_UCS4 c = CH(st, i);
+        int dot = c == '.';
+        if (c == '%' && i + 2 < e && CH(st, i + 1) == '2' && (CH(st, i + 2) | 0x20) == 'e') {
+            dot = 1;
+            i += 2;
+        }
+        if (dot && prev) return 1;
+        if (c == '\\' && prev == 1) return 1;
+        prev = dot ? 1 : c == '\\' ? 2 : 0;
+    }
+    return 0;
 }
 
 /* What the character pass over a path finds on the way: where the path ends (RFC 3986 §3.3: at
@@ -686,7 +795,8 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
      * pass meets each "%", every one of them: left to right and not overlapping, as
      * re.finditer finds them, so that none starts before trick_end. */
     int tricks = component != C_HOST;
-    Py_ssize_t trick_end = s;
+    Py_ssize_t trick_end = s, utf8_end = s; /* utf8_end: past the last valid escaped UTF-8 */
+    Py_ssize_t raw_end = s;                 /* past the last raw overlong pair */
     if (buf_reserve(out, e - s) < 0) return FAIL;
     const Py_UCS1 *s1 = st->s1;
     Py_ssize_t i;
@@ -713,6 +823,10 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
         if (c == '%') {
             int rule, n = tricks && i >= trick_end ? escape_trick(st, i, e, &rule) : 0;
             if (n) {
+                /* In the path, what a second or lax decode makes of it is the reference's to
+                 * say (findings._decoded_climb). */
+                if (path && decodes_to_separator(st, i, rule))
+                    return decline(st, "double encoding or %u of a dot or separator in the path");
                 add_finding(st, rule, component, i, i, i + n);
                 trick_end = i + n;
             }
@@ -722,12 +836,32 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
                 if (st->flags & FL_STRICT) /* RFC 3986 §2.4 */
                     return refuse_repair(R_STRAY, component, i,
                                          PyUnicode_FromString("'%' that starts no escape"));
+                if (tricks && !(n && rule == F_PERCENT_U)) {
+                    Py_ssize_t dend = once_escape_end(st, i + 1, e);
+                    if (dend && path) return decline(st, "double encoding in the path");
+                    add_finding(st, F_STRAY, component, i, i, i + 1);
+                    if (dend) add_finding(st, F_DOUBLE, component, i, i, dend);
+                }
                 if (char_edit(st, R_STRAY, component, i, i + 1, out->n, 3) < 0 ||
                     buf_put(out, "%25", 3) < 0)
                     return FAIL;
                 continue;
             }
             int byte = hi << 4 | lo;
+            if (tricks && byte >= 0x80 && i >= utf8_end) {
+                int found, n8 = escaped_utf8(st, i, e, byte, &found);
+                utf8_end = i + 3 * n8;
+                if (found == F_OVERLONG && path) /* a lax decoder's dot or slash */
+                    return decline(st, "overlong UTF-8 in the path");
+                if (found) add_finding(st, found, component, i, i, utf8_end);
+            }
+            if (tricks && byte == 0x25 && char_at(st, i + 3, e, '%')) {
+                Py_ssize_t dend = once_escape_end(st, i + 3, e);
+                if (dend && path) return decline(st, "double encoding in the path");
+                if (dend) add_finding(st, F_DOUBLE, component, i, i, dend);
+            }
+            if (path && byte == 0x2E && !in_dot_segment(st, i, s, e))
+                return decline(st, "escaped dot in a segment (finding: escaped-dot)");
             if (path && (byte == 0x2F || byte == 0x5C)) {
                 if (slash_rules) return decline(st, "escaped slash, with a rule on them");
                 if (path->escaped_slash < 0) path->escaped_slash = i;
@@ -761,6 +895,8 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
                 if (slash_rules) return decline(st, "backslash, with a rule on them");
                 if (path->backslash < 0) path->backslash = i;
             }
+            if (tricks && (c <= 0x20 || c == 0x7F))
+                add_finding(st, c == ' ' ? F_RAW_SPACE : F_CONTROL, component, i, i, i + 1);
             if (st->flags & FL_STRICT)
                 return refuse_repair(R_UNSAFE, component, i,
                                      PyUnicode_FromFormat("character %R not allowed", char_str[c]));
@@ -777,6 +913,23 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
         if (st->flags & FL_STRICT)
             return refuse_repair(R_NON_ASCII, component, i,
                                  PyUnicode_FromString("non-ASCII character"));
+        if (tricks && i >= raw_end) { /* findings._RAW_ODD */
+            if (c >= 0xDC80 && c <= 0xDCFF) { /* a raw byte that was no UTF-8 */
+                Py_UCS4 next = i + 1 < e ? CH(st, i + 1) : 0;
+                if (path && (c == 0xDCC0 || c == 0xDCC1 || c == 0xDCE0 || c == 0xDCF0))
+                    return decline(st, "a raw overlong lead byte in the path");
+                if ((c == 0xDCC0 || c == 0xDCC1) && next >= 0xDC80 && next <= 0xDCBF) {
+                    add_finding(st, F_OVERLONG, component, i, i, i + 2); /* RFC 3629 §10 */
+                    raw_end = i + 2;
+                } else {
+                    add_finding(st, F_INVALID_UTF8, component, i, i, i + 1);
+                }
+            } else if (c <= 0x9F) {
+                add_finding(st, F_CONTROL, component, i, i, i + 1);
+            } else if (format_char(c)) {
+                add_finding(st, F_FORMAT, component, i, i, i + 1);
+            }
+        }
         unsigned char bytes[4];
         int n;
         if (c >= 0xDC80 && c <= 0xDCFF) {
@@ -808,7 +961,6 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
             return FAIL;
     }
     if (path) path->end = i;
-    if (tricks && !s1) raw_overlong_findings(st, component, s, i); /* a 1-byte str has none */
     return OK;
 }
 
@@ -1552,6 +1704,8 @@ static int step_path(State *st) {
     int rc = scan_path(st, ps, &marks);
     if (rc != OK) return rc;
     st->pos = pe = marks.end;
+    if ((marks.backslash >= 0 || marks.slashes) && separators_matter(st, ps, pe))
+        return decline(st, "dot segments with a backslash or an escaped slash");
     const char *path = out->p + base;
     Py_ssize_t n = out->n - base;
     int dotted = starts_dotted(path, n, st->flags & FL_DECODE);

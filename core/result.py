@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from . import taxonomy
+
 # Edits one component keeps apart before the rest of its character rewrites fold into the last
 # (issue #13): a megabyte of alternating hostile rewrites ("\x01%" * 2**19) is then a handful of
 # edits, not a million objects, while every real target keeps one edit per run.  Handed to the
@@ -56,7 +58,8 @@ class Finding(NamedTuple):
     """A security-relevant fact about the input that is not a rewrite (README, Findings).
 
     One finding per rule and component: ``offset`` and ``detail`` describe the first occurrence,
-    ``occurrences`` says how many there were.
+    ``occurrences`` says how many there were.  `severity` and `weaknesses` come from
+    `urlsan.core.taxonomy`, where each kind's are written down with their sources.
     """
 
     rule: str
@@ -64,6 +67,17 @@ class Finding(NamedTuple):
     offset: int
     detail: str = ""
     occurrences: int = 1
+
+    @property
+    def severity(self) -> str:
+        """``info``, ``low``, ``medium``, ``high`` or ``critical`` (`taxonomy.SEVERITIES`): the
+        finding kind's, as its component and first occurrence tell (`taxonomy.severity`)."""
+        return taxonomy.severity(self.rule, self.component, self.detail)
+
+    @property
+    def weaknesses(self) -> tuple[str, ...]:
+        """The CWE and CAPEC entries this finding points at ("CWE-22", "CAPEC-126")."""
+        return taxonomy.weaknesses(self.rule)
 
     def as_dict(self) -> dict[str, Any]:
         return self._asdict()

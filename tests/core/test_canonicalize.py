@@ -36,7 +36,7 @@ def test_issue_example() -> None:
         ("decode-unreserved", "query", 45, 48, "%41", "A"),
         ("encode-unsafe", "query", 48, 49, " ", "%20"),
     ]
-    assert {f.rule for f in r.findings} == {"escaped-slash", "dot-segment"}
+    assert {f.rule for f in r.findings} == {"escaped-slash", "dot-segment", "raw-space"}
 
 
 def test_unchanged() -> None:

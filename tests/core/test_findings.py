@@ -44,6 +44,21 @@ CASES = [
     ("http://a:-1/", "invalid-port", "host", 8, ":-1"),
     ("http://[::1/", "invalid-ip-literal", "host", 7, "[::1"),
     ("http://u@[zz]:80/x", "invalid-ip-literal", "host", 9, "[zz]"),
+    # What one decode makes of the input: an escape whose hex digits were escaped themselves,
+    # or whose "%" was stray ("%2e" once decoded), and the "%" a decoder has to guess about
+    ("/a%%32%65", "double-encoding", "path", 2, "%%32%65"),
+    ("/?q=%25%37%33", "double-encoding", "query", 4, "%25%37%33"),
+    ("/a%zz", "stray-percent", "path", 2, "%"),
+    ("/%252e%252e/x", "decoded-dot-segment-above-root", "path", 0, "/../x"),
+    ("/%c0%2e%c0%2e/etc", "overlong-utf8", "path", 1, "%c0%2e"),
+    ("/a%c0", "overlong-utf8", "path", 2, "%c0"),
+    ("/a%ff", "invalid-utf8", "path", 2, "%ff"),
+    ("/a?\udcff", "invalid-utf8", "query", 3, "\udcff"),
+    ("/get/index%2Epdf", "escaped-dot", "path", 10, "%2E"),
+    ("/a b", "raw-space", "path", 2, " "),
+    ("/a\x01", "control-char", "path", 2, "\x01"),
+    ("/a%E2%80%AEb", "format-char", "path", 2, "%E2%80%AE"),
+    ("/a?\u202e", "format-char", "query", 3, "\u202e"),
 ]
 
 
@@ -57,7 +72,7 @@ def _find(target: str, name: str) -> Finding:
 def test_finding(target: str, name: str, component: str, offset: int, detail: str) -> None:
     finding = _find(target, name)
     assert (finding.component, finding.offset, finding.detail) == (component, offset, detail)
-    if name not in ("numeric-host", "userinfo", "invalid-idn"):
+    if name not in ("numeric-host", "userinfo", "invalid-idn", "decoded-dot-segment-above-root"):
         assert target[offset : offset + len(detail)] == detail
 
 

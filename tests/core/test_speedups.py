@@ -474,8 +474,8 @@ ENGAGES = [
     "/a?%2541",
     "/%00",
     "/a%0d%0a?%0A#%0D",
-    "/%c0%af%C1%80%e0%80%af%f0%80%80%af",
-    "/\udcc0\udc80?\udcc1\udcbf",
+    "/?%c0%af%C1%80%e0%80%af%f0%80%80%af",
+    "/a?\udcc0\udc80\udcc1\udcbf",
     "/%u0041?%U00e9#%u",
     "/a\\b\\",
     "/a?b\\c",
@@ -535,6 +535,13 @@ DECLINES = [
     "h:443",
     "",
     "a/b",
+    # What one or two decodes, a lax UTF-8 decoder or a "\\" separator make of a path is the
+    # reference's to say (findings: decoded-dot-segment-above-root, escaped-dot, dot segments)
+    "/%c0%af%C1%80%e0%80%af%f0%80%80%af",
+    "/%252e%252e/x",
+    "/%u002e%u002e/x",
+    "/a%2f..%2fb",
+    "/index%2Ehtml",
 ]
 
 
@@ -731,7 +738,9 @@ def test_twin_matches_reference_on_long_inputs(unit: str) -> None:
         "both": "HTTP://Example.COM:0080/" + half + "?" + half + "#" + body[:100],
     }
     for where, target in targets.items():
-        assert check_twin(target, Policy(), "auto") is not None, (unit, where)
+        # A lax UTF-8 decoder's "/" in the path: the reference's (see DECLINES)
+        if unit != "%c0%af" or where == "query":
+            assert check_twin(target, Policy(), "auto") is not None, (unit, where)
         for policy in LONG_POLICIES[1:]:
             check_twin(target, policy, "auto")
 

@@ -1,0 +1,107 @@
+"""Each finding's severity and the weaknesses it points at, as data ([Findings](findings.md)).
+
+The weaknesses are MITRE's: CWE (https://cwe.mitre.org/data/definitions/<id>.html) and CAPEC
+(https://capec.mitre.org/data/definitions/<id>.html); ``SOURCES`` holds those addresses.  A
+finding's severity is its kind's, raised or lowered where its component or detail says more
+(``Kind.by_component``, ``Kind.by_detail``): a ``./`` segment is noise, a ``..`` that climbs
+above the root after a second decode is an attack.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import NamedTuple
+
+# Lowest first: `rank` orders them.
+SEVERITIES: tuple[str, ...] = ("info", "low", "medium", "high", "critical")
+
+SOURCES = MappingProxyType(
+    {
+        "CWE": "https://cwe.mitre.org/data/definitions/{}.html",
+        "CAPEC": "https://capec.mitre.org/data/definitions/{}.html",
+    }
+)
+
+
+class Kind(NamedTuple):
+    """One finding kind: its severity, the weaknesses it names, and what it flags."""
+
+    severity: str
+    weaknesses: tuple[str, ...]  # "CWE-22", "CAPEC-126"
+    by_component: tuple[tuple[str, str], ...] = ()  # (component, severity) overrides
+    by_detail: tuple[tuple[str, str], ...] = ()  # (detail, severity) overrides
+
+
+_E = MappingProxyType  # read-only tables
+
+KINDS = _E(
+    {
+        "dot-segment": Kind("low", ("CWE-22", "CAPEC-126"), by_detail=((".", "info"),)),
+        "encoded-dot-segment": Kind("medium", ("CWE-22", "CWE-172", "CAPEC-126", "CAPEC-72")),
+        "dot-segment-above-root": Kind("high", ("CWE-22", "CAPEC-126")),
+        "decoded-dot-segment-above-root": Kind(
+            "critical", ("CWE-22", "CWE-174", "CAPEC-126", "CAPEC-120", "CAPEC-80")
+        ),
+        "path-parameter-dotdot": Kind("high", ("CWE-22", "CAPEC-126")),
+        "escaped-dot": Kind("medium", ("CWE-172", "CWE-646", "CAPEC-72")),
+        "escaped-slash": Kind("medium", ("CWE-22", "CWE-172", "CAPEC-64")),
+        "backslash": Kind("low", ("CWE-22", "CAPEC-64")),
+        "double-encoding": Kind(
+            "medium", ("CWE-174", "CAPEC-120"), by_component=(("query", "low"),)
+        ),
+        "percent-u": Kind("medium", ("CWE-172", "CWE-176", "CAPEC-71")),
+        "nul-escape": Kind("high", ("CWE-158", "CAPEC-52")),
+        "crlf-escape": Kind(
+            "high",
+            ("CWE-93", "CWE-113", "CAPEC-34"),
+            by_component=(("query", "low"), ("fragment", "low")),
+        ),
+        "overlong-utf8": Kind("high", ("CWE-176", "CAPEC-80")),
+        "invalid-utf8": Kind(
+            "medium", ("CWE-176", "CAPEC-80"), by_component=(("query", "low"), ("fragment", "low"))
+        ),
+        "stray-percent": Kind("low", ("CWE-172",)),
+        "raw-space": Kind("low", ("CWE-20",)),
+        "control-char": Kind("medium", ("CWE-150", "CWE-93")),
+        "format-char": Kind("medium", ("CWE-176", "CWE-451")),
+        "numeric-host": Kind("medium", ("CWE-1289",)),
+        "userinfo": Kind("low", ("CWE-522",), by_detail=(("password", "medium"),)),
+        "invalid-idn": Kind("low", ("CWE-1007", "CAPEC-632")),
+        "invalid-port": Kind("medium", ("CWE-20",)),
+        "invalid-ip-literal": Kind("medium", ("CWE-20",)),
+    }
+)
+
+_UNKNOWN = Kind("low", ())  # a kind this version does not know (a newer log)
+
+
+def kind(rule: str) -> Kind:
+    return KINDS.get(rule, _UNKNOWN)
+
+
+def severity(rule: str, component: str = "", detail: str = "") -> str:
+    """The severity of a finding ``rule`` in ``component`` whose first occurrence is ``detail``."""
+    k = KINDS.get(rule, _UNKNOWN)
+    for value, sev in k.by_detail:
+        if value == detail:
+            return sev
+    for value, sev in k.by_component:
+        if value == component:
+            return sev
+    return k.severity
+
+
+def rank(sev: object) -> int:
+    """0 (info) to 4 (critical); -1 for anything else."""
+    return SEVERITIES.index(sev) if sev in SEVERITIES else -1
+
+
+def weaknesses(rule: str) -> tuple[str, ...]:
+    return KINDS.get(rule, _UNKNOWN).weaknesses
+
+
+def source(weakness: str) -> str:
+    """The address that defines ``weakness`` ("CWE-22"), or "" for an id of no known catalogue."""
+    catalogue, _, number = weakness.partition("-")
+    template = SOURCES.get(catalogue)
+    return template.format(number) if template and number.isdigit() else ""
