@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
 from .backend_models import DECODERS, DOTS, MODELS, OPTIONS, Decoder, Dots, Model, Step
@@ -182,15 +182,30 @@ def _escape_length(path: bytes, i: int) -> int:
 
 def _cut_escaped(path: bytes, step: Step, raw: bytes) -> bytes:
     ends = frozenset(str(step.arg).encode())
+    for i, c, _ in _httpuri(path):
+        if c in ends:
+            return path[:i]
+    return path
+
+
+def _httpuri(path: bytes) -> Iterator[tuple[int, int, bool]]:
+    """Jetty 9.4's HttpURI scan of a path: each character that is not an escape's digit, with
+    its offset and whether it is within a path parameter.  Outside a parameter, the characters
+    of an escape are its digits whatever they are ("%2;" is one escape); within one, ";" and
+    "/" count wherever they are."""
+    param = False
     i = 0
     while i < len(path):
-        if path[i] == 0x25:
+        c = path[i]
+        yield i, c, param
+        if c == 0x25 and not param:
             i += _escape_length(path, i)
             continue
-        if path[i] in ends:
-            return path[:i]
+        if c == 0x3B:
+            param = True
+        elif c == 0x2F:
+            param = False
         i += 1
-    return path
 
 
 def _leading_slashes(path: bytes, step: Step, raw: bytes) -> bytes:
@@ -264,26 +279,21 @@ def _escape(path: bytes, i: int, decoder: Decoder) -> tuple[bytes, int] | None:
 
 
 def _jetty_path(path: bytes, step: Step, raw: bytes) -> bytes:
-    """Jetty 9.4's HttpURI: one scan that cuts the last parameter of the last segment (an
-    escape's two characters are skipped, whatever they are), and says whether the path is
-    "encoded" (a "%", or a parameter followed by "/"): only then is it decoded."""
-    mark = -1  # where the current parameter starts (its ";"), or -1
+    """Jetty 9.4's HttpURI: the last parameter of the last segment is cut, and the path is
+    decoded only when it is "encoded": an escape outside a parameter, a parameter followed by
+    "/", or a segment starting with "."."""
+    mark = -1  # where the current parameter starts (its last ";"), or -1
     encoded = False
-    i = 0
-    while i < len(path):
-        c = path[i]
+    for i, c, param in _httpuri(path):
         if c == 0x25:
-            encoded = encoded or mark < 0  # not within a parameter
-            i += _escape_length(path, i)
-            continue
-        if c == 0x3B:
+            encoded = encoded or not param
+        elif c == 0x3B:
             mark = i
         elif c == 0x2E and i and path[i - 1] == 0x2F:
-            encoded = True  # a segment starting with "." (a dot segment, maybe)
+            encoded = True
         elif c == 0x2F and mark >= 0:
             encoded = True
             mark = -1
-        i += 1
     if mark >= 0:
         path = path[:mark]
     if not encoded:

@@ -1,6 +1,6 @@
 """The request-targets every server of tests/backends is asked about, written by us.
 
-Four parts, each a list of origin-form targets (bytes, as sent on the request line):
+Five parts, each a list of origin-form targets (bytes, as sent on the request line):
 
 ``sweep``
     every byte raw inside a path segment, and every escape ``%00``-``%FF`` (upper and lower
@@ -15,6 +15,10 @@ Four parts, each a list of origin-form targets (bytes, as sent on the request li
     paths from the test data of others kept in tests/data: the inputs of urlcanon's
     ``path_dots.json`` (generated in a browser) and the http(s) inputs of WPT's
     ``urltestdata.json``, cut to their path and query.
+``mixed``
+    3,000 draws (seeded: the same every run) of one to seven pieces: the segments above and
+    the characters they are made of (``%``, ``%u``, ``;``, ``//``, ``#``, ``\t``…), run
+    together without the separators a hand-written case would put between them.
 ``clean``
     targets no modeled server reads differently from its bytes (the common case).
 
@@ -25,6 +29,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import random
 import re
 from pathlib import Path
 
@@ -153,6 +158,21 @@ def recorded() -> list[bytes]:
     return out
 
 
+_PIECES = [
+    b"%", b"%u", b";", b"/", b"//", b".", b"..", b"?", b"#", b"\\", b"a", b"%2", b"%e9",
+    b"\xc3\xa9", b"\xe9", b"%uD8", b"+", b"%25", b"%2f", b"%2e", b"=", b"~", b"%3b", b"%00",
+    b"%5c", b"\t",
+]  # fmt: skip
+
+
+def mixed(draws: int = 3000, seed: int = 1) -> list[bytes]:
+    rng = random.Random(seed)
+    pieces = _PIECES + _SEGMENTS
+    return [
+        b"/" + b"".join(rng.choice(pieces) for _ in range(rng.randint(1, 7))) for _ in range(draws)
+    ]
+
+
 def clean() -> list[bytes]:
     return [
         b"/",
@@ -171,7 +191,7 @@ def clean() -> list[bytes]:
 def corpus() -> list[bytes]:
     """Every target, each once, in a fixed order; sendable (no space, CR, LF; origin-form)."""
     seen: dict[bytes, None] = {}
-    for t in sweep() + families() + recorded() + clean():
+    for t in sweep() + families() + recorded() + mixed() + clean():
         if t.startswith(b"/") and not _UNSENDABLE.intersection(t) and len(t) <= 2000:
             seen.setdefault(t, None)
     return list(seen)
