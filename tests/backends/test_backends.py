@@ -189,3 +189,14 @@ def test_a_target_not_in_origin_form_is_a_clear_error(target: str | bytes) -> No
 def test_any_origin_form_bytes_read_without_crashing(target: bytes) -> None:
     for name, reading in backends.readings(target).items():
         assert reading.refused == (reading.path is None), name
+
+
+def test_the_servers_page_lists_every_model_with_its_version_and_kind() -> None:
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "backends.md").read_text()
+    for model in MODELS.values():
+        kind = "measured" if model.measured else "documented"
+        row = f"| `{model.name}` | "
+        line = next((ln for ln in page.splitlines() if ln.startswith(row)), "")
+        assert f"| {model.version} | {kind} |" in line, model.name
