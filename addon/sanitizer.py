@@ -594,10 +594,10 @@ def _comment(outcome: Outcome) -> str:
     lines.append(f"original target: {_UNSHOWN.sub(_escape, shown)}{cut}")
     findings = outcome.findings
     if findings:
-        shown = [f"{f.rule} ({f.component} at {f.offset})" for f in findings[:_COMMENT_FINDINGS]]
+        named = [f"{f.rule} ({f.component} at {f.offset})" for f in findings[:_COMMENT_FINDINGS]]
         if len(findings) > _COMMENT_FINDINGS:
-            shown.append(f"{len(findings) - _COMMENT_FINDINGS} more")
-        lines.append(f"findings: {', '.join(shown)}")
+            named.append(f"{len(findings) - _COMMENT_FINDINGS} more")
+        lines.append(f"findings: {', '.join(named)}")
     return "\n".join(lines)
 
 

@@ -202,9 +202,9 @@ def cmd_canon(args: argparse.Namespace) -> int:
         raise UsageError("give URLs as arguments or with -i FILE, not both")
     source = "argv" if args.urls else (args.input or "-")
     name = {"argv": "argument", "-": "<stdin>"}.get(source, source)
-    stream = None if args.urls else _open_input(source)
     if source == "-" and isatty(sys.stdin):  # not waiting in silence for what is typed
         sys.stderr.write(f"urlsan canon: {TYPING}\n")
+    stream = None if args.urls else _open_input(source)
     if args.key == "surt":
         return _surt_keys(args, policy, stream)
     try:

@@ -95,7 +95,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         prog="urlsan",
         description="RFC 3986 URL canonicalization: batch, audit-log reports, and a proxy.",
         epilog="Exit statuses: 0 ok, 1 --check found offenders, 2 usage, 3 bad lines, "
-        "4 output not written, 5 a --jobs worker died. See docs/cli.md.",
+        "4 output not written, 5 a --jobs worker died. `urlsan COMMAND --help` shows a "
+        "command's options.",
     )
     parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

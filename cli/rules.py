@@ -1,4 +1,5 @@
-"""`urlsan rules`: the rule table, with each rule's RFC section and the profiles it is on in."""
+"""`urlsan rules`: the rule table, with each rule's RFC section, the profiles it is on in, and
+what it does."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ from .status import EXIT_OK
 
 
 def add_parser(sub: Any) -> None:
-    rules = sub.add_parser("rules", help="list the rules, their RFC sections and profiles")
+    rules = sub.add_parser(
+        "rules", help="list the rules: what each does, its RFC section and profiles"
+    )
     rules.add_argument("--json", action="store_true", help="as JSON")
     rules.set_defaults(func=cmd_rules)
 
@@ -34,12 +37,16 @@ def cmd_rules(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
         return EXIT_OK
     width = max(len(r.name) for r in RULES)
-    head = f"{'rule':<{width}}  lossy  {' '.join(f'{p:<7}' for p in PROFILES)}  section"
+    sections = max(len(r.section) for r in RULES)
+    head = (
+        f"{'rule':<{width}}  lossy  {' '.join(f'{p:<7}' for p in PROFILES)}  "
+        f"{'section':<{sections}}  what it does"
+    )
     print(head)
     for row in rows:
         marks = " ".join(f"{'on' if p in row['profiles'] else '-':<7}" for p in PROFILES)
         print(
             f"{row['name']:<{width}}  {'yes' if row['lossy'] else 'no':<5}  {marks}  "
-            f"{row['section']}"
+            f"{row['section']:<{sections}}  {row['summary']}"
         )
     return EXIT_OK

@@ -33,3 +33,13 @@ def shown(text: str) -> str:
     """``text`` safe for a terminal."""
     # isprintable() is false for every control (and a few more): the common case costs a scan.
     return text if text.isprintable() else text.translate(_CONTROLS)
+
+
+_CONTROLS_BUT_LINE_ENDS = {c: v for c, v in _CONTROLS.items() if c != 0x0A}
+
+
+def safe_bytes(data: bytes) -> bytes:
+    """Output bytes safe for a terminal: bytes that are not UTF-8, and controls other than the
+    line ends, as ``\\xNN``."""
+    text = data.decode("utf-8", "backslashreplace")
+    return text.translate(_CONTROLS_BUT_LINE_ENDS).encode("utf-8")

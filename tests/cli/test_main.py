@@ -45,6 +45,9 @@ def test_rules_lists_every_rule(urlsan: RunUrlsan) -> None:
     table = urlsan("rules")
     assert table.status == 0
     assert len(table.lines) == len(RULES) + 1
+    assert table.lines[0].endswith("  what it does")
+    lowercase = next(line for line in table.lines if line.startswith("lowercase-scheme "))
+    assert lowercase.endswith("  HTTP → http")  # what the rule does, in its own column
     rows = json.loads(urlsan("rules", "--json").out)
     assert [r["name"] for r in rows] == [r.name for r in RULES]
     remove = next(r for r in rows if r["name"] == "remove-dot-segments")
