@@ -497,6 +497,7 @@ class UrlSanitizer:
             location = _wire(outcome.target)
             headers: dict[str, str | bytes] = {"Location": location, "Content-Length": "0"}
             flow.response = http.Response.make(308, b"", headers)
+            flow.response.reason = "Permanent Redirect"  # RFC 9110 §15.4.9; mitmproxy has none
             request.stream = False
         elif action == "rewritten":
             if outcome.target.changed:

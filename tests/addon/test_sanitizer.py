@@ -221,6 +221,7 @@ class TestModes:
             addon.requestheaders(f)
             assert f.response is not None
             assert f.response.status_code == 308
+            assert f.response.reason == "Permanent Redirect"  # never "HTTP/1.1 308 " bare
             assert f.response.headers["location"] == CANONICAL.decode()
             assert f.request.data.path == DIRTY
             assert f.metadata["urlsan"]["action"] == "redirected"
