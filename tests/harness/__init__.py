@@ -17,6 +17,11 @@ One module per idea:
     wire       raw HTTP/1.1: exchange (bytes in and out), raw_request / Response / KeepAlive
     examples   running (a proxy script of examples/), example_env, EXAMPLES
 
+and, for the servers whose reading of a request-target urlsan.core.backends models (each
+answering with the path it routes on): echo (the shared echo protocol), nginx_echo, apache
+(mod_lua), go (a handler and ServeMux), node (http + a router), wsgi_echo (werkzeug), servlet
+(Tomcat and Jetty).
+
 Tests import it as ``tests.harness`` (tests/ is a package; pytest puts the checkout's root on
 sys.path for the packages below it); bench/ and tools/ scripts put the root there themselves.
 """
