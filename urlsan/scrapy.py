@@ -1,4 +1,5 @@
-"""urlsan in Scrapy: a request fingerprinter, a downloader middleware, and `canonicalize_url`.
+"""urlsan in Scrapy: a request fingerprinter, a downloader middleware, `canonicalize_url` and
+`surt_url`.
 
     # settings.py
     REQUEST_FINGERPRINTER_CLASS = "urlsan.scrapy.RequestFingerprinter"
@@ -6,12 +7,13 @@
     URLSAN_RULES = "+merge-slashes"             # rules on/off on top of the profile
     URLSAN_DROP_PARAMS = ["example.com:ref,src"]  # more parameters to drop
     URLSAN_KEEP_PARAMS = "shop.example:id,page"   # an allowlist for a host
+    URLSAN_FINGERPRINT_KEY = "url"              # or "surt", "surt-urlsan": what is hashed
     DOWNLOADER_MIDDLEWARES = {"urlsan.scrapy.CanonicalUrlMiddleware": 50}  # optional
 
 `RequestFingerprinter` keys Scrapy's duplicate filter and HTTP cache on urlsan's canonical form;
 `CanonicalUrlMiddleware` also sends the canonical URL; `Addon` (for Scrapy's ``ADDONS``) sets up
 both from the ``URLSAN_*`` settings.  `canonicalize_url` is a drop-in for
-`w3lib.url.canonicalize_url`.
+`w3lib.url.canonicalize_url`; `surt_url` gives the SURT key a web archive files a URL under.
 
 Nothing here imports Scrapy: the classes only use the request and crawler objects Scrapy hands
 them, so ``from urlsan.scrapy import canonicalize_url`` works where Scrapy is not installed.
@@ -29,6 +31,7 @@ from weakref import WeakKeyDictionary
 from urlsan.core import InvalidTarget, Policy, Result, canonicalize
 from urlsan.core.options import OptionNames, policy_from_options
 from urlsan.core.params import split_specs
+from urlsan.core.surt import surt, urlsan_key
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -40,6 +43,7 @@ __all__ = [
     "RequestFingerprinter",
     "canonicalize_url",
     "policy_from_settings",
+    "surt_url",
 ]
 
 CRAWLER = Policy.profile("crawler")
@@ -47,6 +51,9 @@ CRAWLER = Policy.profile("crawler")
 # request.meta keys the middleware sets (facts for other middlewares and for the spider).
 META_RULES = "urlsan_rules"  # the rules that fired, in the order they ran
 META_ORIGINAL_URL = "urlsan_original_url"  # the URL before the rewrite
+
+# URLSAN_FINGERPRINT_KEY: what the fingerprint hashes in place of the URL.
+FINGERPRINT_KEYS = ("url", "surt", "surt-urlsan")
 
 
 class _Settings(Protocol):
@@ -86,23 +93,49 @@ class RequestFingerprinter:
     ``meta["verbatim_url"]`` is keyed on its URL as written.  The canonical URL is urlsan's under
     the ``URLSAN_*`` settings (default: the ``crawler`` profile) instead of w3lib's.
 
+    ``URLSAN_FINGERPRINT_KEY`` (``key``) chooses what is hashed in place of the URL: ``"url"``
+    (the default) the canonical URL; ``"surt"`` the SURT key web archives file the canonical URL
+    under (`surt_url`'s ia profile, which also merges ``http`` with ``https``, ``www.`` with
+    none, case, the query's order, session ids and escapes: a crawl fetches once what an
+    archive would hold as one capture); ``"surt-urlsan"`` the canonical URL as a SURT key
+    (``profile="urlsan"``: merges exactly what ``"url"`` merges, in an archive's sort order).
+
     A URL the policy refuses (`InvalidTarget`: only the ``strict`` profile and the opt-in
-    ``reject-escaped-slash`` rule refuse) is keyed on its raw URL: such a request still gets a
-    fingerprint, it only shares it with nothing but the same spelling.  The stats count it as
-    ``urlsan/fingerprint/refused``.
+    ``reject-escaped-slash`` rule refuse) is keyed
+    on its raw URL: such a request still gets a fingerprint, it only shares it with nothing but
+    the same spelling.  The stats count it as ``urlsan/fingerprint/refused``.
     """
 
-    def __init__(self, policy: Policy = CRAWLER, crawler: Crawler | None = None) -> None:
+    def __init__(
+        self, policy: Policy = CRAWLER, crawler: Crawler | None = None, key: str = "url"
+    ) -> None:
+        if key not in FINGERPRINT_KEYS:
+            raise ValueError(
+                f"URLSAN_FINGERPRINT_KEY: {key!r} is not one of {', '.join(FINGERPRINT_KEYS)}"
+            )
         self.policy = policy
+        self.key_kind = key
         self._stats = crawler.stats if crawler is not None else None
         self._cache: WeakKeyDictionary[Request, bytes] = WeakKeyDictionary()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RequestFingerprinter:
-        return cls(policy_from_settings(crawler.settings), crawler)
+        key = str(crawler.settings.get("URLSAN_FINGERPRINT_KEY") or "url")
+        return cls(policy_from_settings(crawler.settings), crawler, key)
+
+    def key(self, request: Request) -> str:
+        """What the fingerprint covers in place of the URL: the canonical URL, or its SURT key
+        (``URLSAN_FINGERPRINT_KEY``)."""
+        url = self.canonical_url(request)
+        if self.key_kind == "url" or request.meta.get("verbatim_url"):
+            return url
+        try:
+            return surt(url) if self.key_kind == "surt" else urlsan_key(url)
+        except InvalidTarget:  # a refused URL's raw form that cannot be keyed either
+            return url
 
     def canonical_url(self, request: Request) -> str:
-        """The URL the fingerprint covers."""
+        """The canonical URL the fingerprint covers (or whose SURT key it covers)."""
         if request.meta.get("verbatim_url"):
             return request.url
         try:
@@ -118,7 +151,7 @@ class RequestFingerprinter:
             # The same JSON document Scrapy's default hashes, so that only the URL differs.
             data = {
                 "method": request.method,
-                "url": self.canonical_url(request),
+                "url": self.key(request),
                 "body": (request.body or b"").hex(),
                 "headers": {},
             }
@@ -268,3 +301,19 @@ def canonicalize_url(
         url = _encode_query(url, encoding)
     canonical = canonicalize(url, _fragments(policy, keep_fragments)).url
     return canonical if keep_blank_values else _drop_blank_values(canonical)
+
+
+def surt_url(url: str | bytes, profile: str = "ia", *, policy: Policy = CRAWLER) -> str:
+    """The SURT key of ``url``, as web archives (Heritrix, pywb, CDX indexes) file it; needs no
+    Scrapy.
+
+    ``profile="ia"`` (the default) is what ``surt.surt(url)`` and CDX files write
+    (``com,example)/a?b=1``): it merges what an archive treats as one capture (``http`` and
+    ``https``, ``www.``, case, the query's order, session ids, escapes).  ``profile="urlsan"``
+    is the key of the canonical URL under ``policy`` (``http://(com,example,)/a?b=1``): it
+    never merges two URLs that `canonicalize` keeps apart.  `InvalidTarget` (a `ValueError`)
+    for a URL the profile cannot key.
+    """
+    if profile == "ia":
+        return surt(url)
+    return surt(url, profile=profile, policy=policy)

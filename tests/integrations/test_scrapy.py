@@ -28,6 +28,7 @@ from urlsan.scrapy import (  # noqa: E402
     RequestFingerprinter,
     canonicalize_url,
     policy_from_settings,
+    surt_url,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -76,6 +77,18 @@ def test_middleware_enabled_as_a_downloader_middleware(tmp_path: Path) -> None:
         'DOWNLOADER_MIDDLEWARES={"urlsan.scrapy.CanonicalUrlMiddleware": 50}',
     )  # fmt: skip
     assert sorted(received) == CANONICAL
+
+
+def test_surt_fingerprint_fetches_each_archived_resource_once(tmp_path: Path) -> None:
+    # Keyed as a web archive files the canonical URL: %2F and /, + and %2B in the query are
+    # one capture there, so one fetch each here; the tracking parameters are dropped first.
+    received = crawl(tmp_path, FINGERPRINTER, "URLSAN_FINGERPRINT_KEY=surt")
+    keys = Counter(surt_url(canonical(url)) for url in received)
+    assert sorted(keys) == sorted(
+        ["test,site)/", "test,site)/~guide/intro", "test,site)/about", "test,site)/a/b",
+         "test,site)/search?q=a+b"]
+    )  # fmt: skip
+    assert set(keys.values()) == {1}, received
 
 
 def test_scrapys_default_fingerprint_fetches_duplicates(tmp_path: Path) -> None:
@@ -175,6 +188,32 @@ def test_refused_url_falls_back_to_the_raw_url() -> None:
     assert fp.fingerprint(request) != fp.fingerprint(scrapy.Request("http://e.com/a%2fb"))
     assert crawler.stats is not None
     assert crawler.stats.get_value("urlsan/fingerprint/refused") == 3  # one per look-up
+
+
+def test_surt_key_merges_what_an_archive_merges() -> None:
+    archived = ("http://www.Example.com/a/?b=1&a=2", "https://example.com/a?a=2&b=1")
+    assert len(prints(fingerprinter(), *archived)) == 2
+    assert len(prints(fingerprinter(URLSAN_FINGERPRINT_KEY="surt"), *archived)) == 1
+    surt_urlsan = fingerprinter(URLSAN_FINGERPRINT_KEY="surt-urlsan")
+    assert len(prints(surt_urlsan, *archived)) == 2
+    assert len(prints(surt_urlsan, *SPELLINGS)) == 1  # as many merged as by the canonical URL
+    request = scrapy.Request(archived[0])
+    assert surt_urlsan.key(request) == "http://(com,example,www,)/a/?a=2&b=1"
+    assert fingerprinter(URLSAN_FINGERPRINT_KEY="surt").key(request) == "com,example)/a?a=2&b=1"
+
+
+def test_bad_fingerprint_key_names_the_setting() -> None:
+    with pytest.raises(ValueError, match="URLSAN_FINGERPRINT_KEY: 'surtt' is not one of"):
+        fingerprinter(URLSAN_FINGERPRINT_KEY="surtt")
+
+
+def test_surt_url() -> None:
+    assert surt_url("HTTP://www.Example.com:80/a/?b=2&a=1#x") == "com,example)/a?a=1&b=2"
+    assert surt_url(b"http://example.com/a?utm_source=x&b=1", "urlsan") == (
+        "http://(com,example,)/a?b=1"
+    )
+    with pytest.raises(InvalidTarget):
+        surt_url("http://example.com:x/")
 
 
 def test_verbatim_url_is_keyed_as_written() -> None:
