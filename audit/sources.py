@@ -27,7 +27,10 @@ from typing import IO, Any, BinaryIO, NamedTuple, cast
 from .record import address, parse_time
 
 FORMATS = ("flows", "har", "access-log", "warc", "cdx", "cdxj")
-FLOWS_NEED = "reading mitmproxy flow files needs mitmproxy: pip install 'urlsan[proxy]'"
+FLOWS_NEED = (
+    "reading mitmproxy flow files needs mitmproxy: "
+    f"{sys.executable} -m pip install 'mitmproxy>=11.0.2,<13'"
+)
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _BOM = b"\xef\xbb\xbf"

@@ -27,7 +27,12 @@ from typing import Any
 from .._about import warn_if_no_twin
 from .status import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_USAGE, UsageError
 
-PROXY_NEEDS = "urlsan proxy needs mitmproxy: pip install 'urlsan[proxy]'"
+# Into the Python that runs urlsan (a venv without a pip of its own, or a second Python, would
+# otherwise take it), and as a package an index has: urlsan itself is on none.
+PROXY_NEEDS = (
+    "urlsan proxy needs mitmproxy 11 or 12: "
+    f"{sys.executable} -m pip install 'mitmproxy>=11.0.2,<13'"
+)
 
 # The subcommands, each a module with add_parser(sub), in the order --help lists them.  Only the
 # one a command line names is imported: `urlsan canon` starts without the audit reader's and

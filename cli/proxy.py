@@ -8,7 +8,12 @@ import sys
 import textwrap
 from typing import Any
 
-MISSING_MITMPROXY = "urlsan proxy needs mitmproxy: pip install 'urlsan[proxy]'"
+# Into the Python that runs urlsan (a venv without a pip of its own, or a second Python, would
+# otherwise take it), and as a package an index has: urlsan itself is on none.
+MISSING_MITMPROXY = (
+    "urlsan proxy needs mitmproxy 11 or 12: "
+    f"{sys.executable} -m pip install 'mitmproxy>=11.0.2,<13'"
+)
 DEFAULT_LISTEN_HOST = "127.0.0.1"
 # The audit log unless --set urlsan_log=... names another file (or none: urlsan_log=).
 DEFAULT_LOG = "urlsan-audit.jsonl"

@@ -97,7 +97,10 @@ def test_missing_mitmproxy(
 
     monkeypatch.setattr(builtins, "__import__", fake_import)
     assert cli.proxy_main([]) == 2
-    assert capsys.readouterr().err == "urlsan proxy needs mitmproxy: pip install 'urlsan[proxy]'\n"
+    assert capsys.readouterr().err == (
+        f"urlsan proxy needs mitmproxy 11 or 12: {sys.executable} -m pip install "
+        "'mitmproxy>=11.0.2,<13'\n"
+    )
 
 
 def test_bad_option_is_one_line_and_exit_1(

@@ -457,7 +457,10 @@ def test_missing_mitmproxy_is_a_clear_message(tmp_path: Path) -> None:
         env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"},
     )
     assert done.returncode == 2
-    assert done.stderr.strip() == b"urlsan proxy needs mitmproxy: pip install 'urlsan[proxy]'"
+    assert done.stderr.decode().strip() == (
+        f"urlsan proxy needs mitmproxy 11 or 12: {sys.executable} -m pip install "
+        "'mitmproxy>=11.0.2,<13'"
+    )
 
 
 LONG_DIRTY = b"/long/./" + b"x%7e/" * 400 + b"../end?q=%zz"  # 2 KB: over urlsan_max_inline=64
