@@ -13,9 +13,10 @@
  * "%", escaped and raw bytes that are no UTF-8, raw spaces, controls and format characters,
  * escaped slashes, a backslash).  What one or two decodes, a lax UTF-8 decoder or a "\\"
  * separator may make of a path (an overlong escape, "%252e", "%u002e", "%2E" inside a segment,
- * dots beside a "\\" or an escaped slash) are the reference's.  An IDN, another scheme, a relative reference, or a
- * backslash or escaped slash in the path under a rule on them goes back to Python, which is the
- * reference: tests/core/test_speedups.py holds the two to the same output.
+ * dots beside a "\\" or an escaped slash) are the reference's.  An IDN, another scheme, a
+ * relative reference, or a backslash or escaped slash in the path under a rule on them goes back
+ * to Python, which is the reference: tests/core/test_speedups.py holds the two to the same
+ * output.
  *
  * Each step of driver.py is one static function here (step_scheme, step_authority with
  * step_host and step_port, step_path, step_query, step_fragment), walked by steps().  The tables
@@ -749,24 +750,51 @@ static Py_ssize_t once_escape_end(State *st, Py_ssize_t a, Py_ssize_t e) {
     return escaped ? a : 0;
 }
 
-/* After the pass over a path with a raw "\\" or an escaped slash: whether the reference may
- * read dot segments that findings.path's walk on "/" does not (a "\\" separates segments, a
- * decode splits at "%2F" and "%5C"): two dots in a row, or a dot next to a raw "\\", each
- * raw or escaped. */
-static int separators_matter(State *st, Py_ssize_t s, Py_ssize_t e) {
-    int prev = 0; /* 1: the last character was a dot, 2: a backslash */
-    for (Py_ssize_t i = s; i < e; i++) {
-        Py_UCS4 c = CH(st, i);
-        int dot = c == '.';
-        if (c == '%' && i + 2 < e && CH(st, i + 1) == '2' && (CH(st, i + 2) | 0x20) == 'e') {
-            dot = 1;
-            i += 2;
-        }
-        if (dot && prev) return 1;
-        if (c == '\\' && prev == 1) return 1;
-        prev = dot ? 1 : c == '\\' ? 2 : 0;
-    }
+/* target[j:j+3] is "%2F", "%5C" or "%2E" (either case), as which ('/', '\\', '.'); else 0. */
+static int escaped_mark(State *st, Py_ssize_t j, Py_ssize_t e) {
+    if (j + 2 >= e || CH(st, j) != '%') return 0;
+    Py_UCS4 a = CH(st, j + 1), b = CH(st, j + 2) | 0x20;
+    if (a == '2' && b == 'f') return '/';
+    if (a == '5' && b == 'c') return '\\';
+    if (a == '2' && b == 'e') return '.';
     return 0;
+}
+
+/* After the pass over a path with a raw "\\" or an escaped slash: whether the reference may
+ * read dot segments that findings.path's walk on "/" does not.  The path is cut at "/", "\\",
+ * "%2F" and "%5C"; a piece of one or two dots (raw or "%2E", a ";" after them or not) matters
+ * when it is cut off by anything but "/" (a decode splits there, IIS reads "\\" as "/"), and a
+ * ".." anywhere when the path has a raw "\\" (its segments count differently then). */
+static int separators_matter(State *st, Py_ssize_t s, Py_ssize_t e, int backslash) {
+    int left_plain = 1; /* the piece starts after a "/" or at the path's start */
+    Py_ssize_t j = s;
+    for (;;) {
+        int dots = 0, lead = 1, tail_ok = 1, right_plain = 1, cut = 0;
+        for (; j < e; j++) {
+            Py_UCS4 c = CH(st, j);
+            int mark = c == '%' ? escaped_mark(st, j, e) : 0;
+            if (c == '/') { cut = 1; break; }
+            if (c == '\\' || mark == '/' || mark == '\\') {
+                right_plain = 0;
+                cut = mark ? 3 : 1;
+                break;
+            }
+            if (lead && (c == '.' || mark == '.')) {
+                dots++;
+                if (mark) j += 2;
+            } else {
+                if (lead && c != ';') tail_ok = 0;
+                lead = 0;
+                if (mark) j += 2;
+            }
+        }
+        if (tail_ok && (dots == 1 || dots == 2) &&
+            (!left_plain || !right_plain || (backslash && dots == 2)))
+            return 1;
+        if (!cut) return 0;
+        left_plain = right_plain;
+        j += cut;
+    }
 }
 
 /* What the character pass over a path finds on the way: where the path ends (RFC 3986 §3.3: at
@@ -855,7 +883,7 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
                     return decline(st, "overlong UTF-8 in the path");
                 if (found) add_finding(st, found, component, i, i, utf8_end);
             }
-            if (tricks && byte == 0x25 && char_at(st, i + 3, e, '%')) {
+            if (tricks && byte == 0x25) {
                 Py_ssize_t dend = once_escape_end(st, i + 3, e);
                 if (dend && path) return decline(st, "double encoding in the path");
                 if (dend) add_finding(st, F_DOUBLE, component, i, i, dend);
@@ -1704,7 +1732,8 @@ static int step_path(State *st) {
     int rc = scan_path(st, ps, &marks);
     if (rc != OK) return rc;
     st->pos = pe = marks.end;
-    if ((marks.backslash >= 0 || marks.slashes) && separators_matter(st, ps, pe))
+    if ((marks.backslash >= 0 || marks.slashes) &&
+        separators_matter(st, ps, pe, marks.backslash >= 0))
         return decline(st, "dot segments with a backslash or an escaped slash");
     const char *path = out->p + base;
     Py_ssize_t n = out->n - base;

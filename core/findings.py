@@ -7,6 +7,7 @@ it appears in audit logs and in README's table of findings.
 from __future__ import annotations
 
 import re
+from codecs import utf_8_decode
 from typing import Any
 
 from .result import Finding
@@ -22,6 +23,7 @@ _ESCAPE_TRICKS = re.compile(
     r")"
 )
 _ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
+_ESCAPED_DIGITS = re.compile(r"%25[0-9A-Fa-f]?%")  # "%25" before an escape: a hex digit's?
 _STRAY = re.compile(r"%(?![0-9A-Fa-f]{2}|[uU][0-9A-Fa-f]{4})")  # RFC 3986 §2.4; %u is its own
 # A run of escapes that starts with a byte above 127: the bytes must be UTF-8 (RFC 3986 §2.5).
 _HIGH_RUN = re.compile(r"%[89A-Fa-f][0-9A-Fa-f](?:%[0-9A-Fa-f]{2})*")
@@ -120,7 +122,7 @@ def _percent(text: str, found: list[tuple[int, int, str, str]]) -> None:
     if stray is not None:
         for m in _STRAY.finditer(text, stray.start()):
             found.append((m.start(), 0, "stray-percent", "%"))
-    if stray is not None or "%25%" in text:
+    if stray is not None or ("%25" in text and _ESCAPED_DIGITS.search(text)):
         _escape_once_decoded(text, found)
     for m in _HIGH_RUN.finditer(text):
         _utf8(text, m.start(), bytes.fromhex(m.group().replace("%", "")), found)
@@ -160,10 +162,11 @@ def _utf8(text: str, at: int, run: bytes, found: list[tuple[int, int, str, str]]
     §3, §10: C0, C1 and F5-FF never occur; a lax decoder reads "%c0%2e" as "."), and format
     characters escaped as valid UTF-8 ("%E2%80%AE")."""
     k = 0
+    view = memoryview(run)  # slices that copy nothing: a long run decodes in linear time
     while k < len(run):
         base = k
         try:
-            piece = run[k:].decode()
+            piece = utf_8_decode(view[k:], "strict", True)[0]
             k = len(run)
         except UnicodeDecodeError as e:
             bad = k + e.start
@@ -180,8 +183,11 @@ def _utf8(text: str, at: int, run: bytes, found: list[tuple[int, int, str, str]]
             found.append((where, 1, name, text[where : where + 3 * size]))
             k = bad + size
         if not piece.isascii():
+            chars = 0  # counted up to each match, so that a long run costs linear time
             for fmt in _FORMAT_CHAR.finditer(piece):
-                where = at + 3 * (base + len(piece[: fmt.start()].encode()))
+                base += len(piece[chars : fmt.start()].encode())
+                chars = fmt.start()
+                where = at + 3 * base
                 size = 3 * len(fmt.group().encode())
                 found.append((where, 1, "format-char", text[where : where + size]))
 

@@ -793,3 +793,63 @@ def test_twin_folds_as_the_reference(unit: str) -> None:
 )
 def test_twin_folds_like_the_reference_on_many_rewrites(pieces: list[str], where: str) -> None:
     check_everywhere(where + "".join(pieces))
+
+
+# --- the findings that look at what decoding makes of a target: the twin reports them or
+# hands the target to the reference, and never reports otherwise
+
+EVASION_PIECE = st.sampled_from(
+    [
+        "/",
+        "\\",
+        "%2f",
+        "%5C",
+        ".",
+        "%2e",
+        "%2E",
+        "..",
+        "a",
+        ";",
+        "%25",
+        "%",
+        "%32",
+        "%65",
+        "%c0",
+        "%ae",
+        "%AF",
+        "%e0%80",
+        "%E2%80%AE",
+        "%C3%A9",
+        "%ff",
+        " ",
+        "\x01",
+        "\x85",
+        "\u202e",
+        "%u002e",
+        "%u0041",
+        "?",
+        "#",
+        "é",
+        "\udcc0",
+        "\udcae",
+        "\udcff",
+        "%00",
+        "%0d",
+        "5c",
+        "e",
+    ]
+)
+
+
+@needs_twin
+@given(
+    pieces=st.lists(EVASION_PIECE, max_size=12), where=st.sampled_from(["/", "http://h/", "/a?"])
+)
+@example(pieces=["..", "%2f", "..", "%2f", ".."], where="/")
+@example(pieces=["a", "\\", "..", "/", "..", "/", "..", "/", "b"], where="/")
+@example(pieces=["a", "\\", "..", ";", "x"], where="/")
+@example(pieces=["%", "%32", "%65", "%", "%32", "%65"], where="/")
+def test_twin_matches_the_reference_on_evasions(pieces: list[str], where: str) -> None:
+    target = where + "".join(pieces)
+    for policy in (Policy(), Policy.profile("crawler")):
+        check_twin(target, policy, "auto")

@@ -1,0 +1,211 @@
+"""What urlsan's findings catch, what they flag on real URLs, and what they cost.
+
+    .venv/bin/python bench/findings.py [--corpus-dir ../shared/data] [--rounds 5]
+                                       [--baseline PYTHON] [--only evasions|real|cost ...]
+
+Three tables:
+
+- evasions: per evasion family of the project's own attack corpus (tests/core/evasions.json),
+  how many targets the finding that names the family reports, and how many reach the severity
+  the corpus expects, of those tried.  Goal: every family detected.
+- real: per finding kind, the share of the real URLs (ada-kasztp.txt and ada-userbait.txt from
+  ada-url/url-various-datasets, ~59k URLs, read from ../shared/data) it fires on, and the share
+  flagged at medium severity or above.  Goal: under 0.5% at medium or above.
+- cost: `canonicalize` on those real URLs ("clean"), microseconds per URL, best of the rounds,
+  and the share the compiled twin hands to the Python reference.  With ``--baseline PYTHON``
+  (an interpreter with another urlsan installed, for instance the release before), the same
+  timing there, in its own process, and the ratio.  Goal: findings cost at most 5%.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import gc
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CORPUS = HERE.parent / "tests" / "core" / "evasions.json"
+CORPORA = ("ada-kasztp.txt", "ada-userbait.txt")
+
+
+def load(corpus_dir: Path) -> list[str]:
+    urls: list[str] = []
+    for name in CORPORA:
+        path = corpus_dir / name
+        if not path.exists():
+            sys.exit(f"corpus {path} is missing: pass --corpus-dir (see shared/data/SOURCES.md)")
+        with path.open(encoding="utf-8", errors="surrogateescape") as f:
+            urls += [line.rstrip("\r\n").lstrip("\ufeff") for line in f]
+    return [u for u in urls if u]
+
+
+def table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+
+    def fmt(row: tuple[str, ...]) -> str:
+        cells = [
+            c.ljust(w) if i == 0 else c.rjust(w)
+            for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        ]
+        return "  ".join(cells).rstrip()
+
+    return "\n".join([fmt(header), fmt(tuple("-" * w for w in widths)), *map(fmt, rows)])
+
+
+def evasions() -> str:
+    from urlsan.core import canonicalize
+    from urlsan.core.taxonomy import rank
+
+    cases = json.loads(CORPUS.read_text(encoding="utf-8"))
+    tried: collections.Counter[str] = collections.Counter()
+    named: collections.Counter[str] = collections.Counter()
+    severe: collections.Counter[str] = collections.Counter()
+    for case in cases:
+        family = case["family"]
+        findings = canonicalize(case["target"]).findings
+        tried[family] += 1
+        named[family] += case["finding"] in {f.rule for f in findings}
+        top = max((rank(f.severity) for f in findings), default=-1)
+        severe[family] += top >= rank(case["severity"])
+    rows = [(f, str(named[f]), str(severe[f]), str(tried[f])) for f in sorted(tried)]
+    total = (
+        "all",
+        str(sum(named.values())),
+        str(sum(severe.values())),
+        str(sum(tried.values())),
+    )
+    families = sum(named[f] == tried[f] for f in tried)
+    return (
+        "Evasion families (tests/core/evasions.json): detected / at severity / tried\n"
+        + table(("family", "detected", "at severity", "tried"), [*rows, total])
+        + f"\n{families} of {len(tried)} families detected in every target"
+    )
+
+
+def real(urls: list[str]) -> str:
+    from urlsan.core import canonicalize
+    from urlsan.core.taxonomy import rank, severity
+
+    kinds: collections.Counter[str] = collections.Counter()
+    medium: collections.Counter[str] = collections.Counter()
+    flagged = any_finding = 0
+    for url in urls:
+        findings = canonicalize(url).findings
+        if not findings:
+            continue
+        any_finding += 1
+        top = -1
+        for f in findings:
+            kinds[f.rule] += 1
+            sev = rank(f.severity)
+            medium[f.rule] += sev >= rank("medium")
+            top = max(top, sev)
+        flagged += top >= rank("medium")
+    n = len(urls)
+
+    def pct(k: int) -> str:
+        return f"{100 * k / n:.3f}%"
+
+    rows = [
+        (kind, str(count), pct(count), severity(kind), pct(medium[kind]))
+        for kind, count in kinds.most_common()
+    ]
+    return (
+        f"Real URLs ({n:,}): the share each finding kind fires on\n"
+        + table(("finding", "URLs", "share", "severity", "medium+"), rows)
+        + f"\nany finding: {any_finding:,} ({pct(any_finding)}); "
+        f"medium or above: {flagged:,} ({pct(flagged)}), goal under 0.5%"
+    )
+
+
+def cost_seconds(urls: list[str], rounds: int) -> float:
+    """Best of ``rounds`` of canonicalize over ``urls``, in seconds per URL."""
+    from urlsan.core import canonicalize
+
+    best = float("inf")
+    for _ in range(rounds):
+        gc.collect()
+        t = time.perf_counter()
+        for url in urls:
+            canonicalize(url)
+        best = min(best, time.perf_counter() - t)
+    return best / len(urls)
+
+
+def declines(urls: list[str]) -> collections.Counter[str]:
+    from urlsan.core import compiled
+    from urlsan.core.canonical import twin_flags
+    from urlsan.core.policy import DEFAULT_POLICY
+
+    reasons: collections.Counter[str] = collections.Counter()
+    if compiled.twin is None:
+        return reasons
+    flags = twin_flags(DEFAULT_POLICY)
+    for url in urls:
+        if compiled.twin(url, flags, "auto") is None:
+            reasons[compiled.declined() or "?"] += 1
+    return reasons
+
+
+def cost(urls: list[str], rounds: int, baseline: str | None, corpus_dir: Path) -> str:
+    from urlsan.core.canonical import engine
+
+    here = cost_seconds(urls, rounds)
+    rows = [("this tree", f"{here * 1e6:.3f}", "1.000")]
+    if baseline:
+        out = subprocess.run(
+            [
+                baseline,
+                __file__,
+                "--timing",
+                "--rounds",
+                str(rounds),
+                "--corpus-dir",
+                str(corpus_dir),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd="/",  # not this tree: the baseline's own urlsan
+        ).stdout
+        there = float(out.strip().splitlines()[-1])
+        rows.append((f"baseline ({baseline})", f"{there * 1e6:.3f}", f"{here / there:.3f}"))
+    reasons = declines(urls)
+    lines = [f"  {n:,} ({100 * n / len(urls):.2f}%)  {why}" for why, n in reasons.most_common(8)]
+    return (
+        f"Cost on the clean URLs ({len(urls):,}; {engine()}): microseconds per URL\n"
+        + table(("canonicalize", "us/URL", "ratio"), rows)
+        + "\nhanded by the twin to the Python reference, by reason:\n"
+        + ("\n".join(lines) or "  none")
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--corpus-dir", type=Path, default=HERE.parent.parent / "shared" / "data")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--baseline", metavar="PYTHON", help="an interpreter with another urlsan")
+    parser.add_argument("--only", nargs="+", choices=("evasions", "real", "cost"))
+    parser.add_argument("--timing", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.timing:  # the baseline's side of --baseline: one number
+        print(cost_seconds(load(args.corpus_dir), args.rounds))
+        return
+    only = set(args.only or ("evasions", "real", "cost"))
+    if "evasions" in only:
+        print(evasions(), end="\n\n")
+    if only & {"real", "cost"}:
+        urls = load(args.corpus_dir)
+        if "real" in only:
+            print(real(urls), end="\n\n")
+        if "cost" in only:
+            print(cost(urls, args.rounds, args.baseline, args.corpus_dir))
+
+
+if __name__ == "__main__":
+    main()
