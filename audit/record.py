@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..core import Edit, Finding
+from ..core.taxonomy import rank
 from .redact import Redactor
 
 MAX_EDITS = 100  # edits kept per record
@@ -147,7 +148,11 @@ def facts(
     total = len(edits) if edits_total is None else max(edits_total, len(edits))
     if total > len(kept):
         out["edits_truncated"] = total - len(kept)
-    out["findings"] = [_finding_dict(f) for f in findings] if findings else []
+    if findings:
+        out["findings"] = [_finding_dict(f) for f in findings]
+        out["severity"] = max((f.severity for f in findings), key=rank)
+    else:
+        out["findings"] = []
     if reason:
         out["reason"] = reason
     if rejected_by:
@@ -226,13 +231,14 @@ def _cut_edit_dict(e: Edit) -> dict[str, Any]:
 
 
 def _finding_dict(f: Finding) -> dict[str, Any]:
-    """``f.as_dict()``, built as a literal, like `_edit_dicts`."""
+    """``f.as_dict()`` and its severity, built as a literal, like `_edit_dicts`."""
     return {
         "rule": f.rule,
         "component": f.component,
         "offset": f.offset,
         "detail": f.detail,
         "occurrences": f.occurrences,
+        "severity": f.severity,
     }
 
 
@@ -282,7 +288,8 @@ def _encode_known(record: dict[str, Any]) -> str:
     # KeyError for a missing key, _Unusual for one more, TypeError for a value that is not text
     # where text belongs, ValueError for a number that is no int.
     profile = record.get("profile")
-    if len(record) != (13 if profile is not None else 12):
+    severity = record.get("severity")  # the highest of the findings', with findings only
+    if len(record) != 12 + (profile is not None) + (severity is not None):
         raise _Unusual
     host, after, status = record["host"], record["after"], record["status"]
     return (
@@ -295,6 +302,7 @@ def _encode_known(record: dict[str, Any]) -> str:
         f'"after":{"null" if after is None else _quote(after)},'
         f'"action":{_quote(record["action"])},"edits":[{_edits(record["edits"])}],'
         f'"findings":[{_findings(record["findings"])}],'
+        f"{'' if severity is None else _severity(severity)}"
         f'"status":{"null" if status is None else format(status, "d")}}}'
     )
 
@@ -304,6 +312,10 @@ _quote = json.encoder.encode_basestring_ascii
 
 def _profile(profile: str) -> str:
     return f'"profile":{_quote(profile)},'
+
+
+def _severity(severity: str) -> str:
+    return f'"severity":{_quote(severity)},'
 
 
 def _edits(edits: list[dict[str, Any]]) -> str:
@@ -322,12 +334,12 @@ def _edits(edits: list[dict[str, Any]]) -> str:
 def _findings(findings: list[dict[str, Any]]) -> str:
     out = []
     for f in findings:
-        if len(f) != 5:  # rule, component, offset, detail, occurrences
+        if len(f) != 6:  # rule, component, offset, detail, occurrences, severity
             raise _Unusual
         out.append(
             f'{{"rule":{_quote(f["rule"])},"component":{_quote(f["component"])},'
             f'"offset":{f["offset"]:d},"detail":{_quote(f["detail"])},'
-            f'"occurrences":{f["occurrences"]:d}}}'
+            f'"occurrences":{f["occurrences"]:d},"severity":{_quote(f["severity"])}}}'
         )
     return ",".join(out)
 

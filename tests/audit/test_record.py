@@ -39,11 +39,13 @@ def test_fields_in_the_order_the_proxy_writes_them() -> None:
     rec = build(result, profile="rfc3986")
     assert list(rec) == [
         "ts", "client", "method", "scheme", "host", "http_version", "profile",
-        "before", "after", "action", "edits", "findings", "status",
+        "before", "after", "action", "edits", "findings", "severity", "status",
     ]  # fmt: skip
     assert rec["before"] == "/%7euser/./a?q=%41" and rec["after"] == "/~user/a?q=A"
     assert rec["edits"] == [e.as_dict() for e in result.edits]
-    assert rec["findings"] == [f.as_dict() for f in result.findings]
+    assert rec["findings"] == [{**f.as_dict(), "severity": "info"} for f in result.findings]
+    assert rec["severity"] == "info"  # the highest of its findings': a "./" segment
+    assert "severity" not in build(canonicalize("/a"))  # a record without findings has none
     assert "profile" not in build(result)  # only when the writer names it
     assert rec["status"] is None  # no response (yet)
 
@@ -67,8 +69,9 @@ def test_a_refused_target() -> None:
         reason="escaped slash (reject-escaped-slash, path at offset 2)",
         rejected_by="reject-escaped-slash",
     )
-    assert rec["after"] is None and rec["findings"] == [finding.as_dict()]
-    assert list(rec)[-3:] == ["reason", "rejected_by", "status"]
+    assert rec["after"] is None
+    assert rec["findings"] == [{**finding.as_dict(), "severity": finding.severity}]
+    assert list(rec)[-4:] == ["severity", "reason", "rejected_by", "status"]
     assert rec["rejected_by"] == "reject-escaped-slash"
 
 
@@ -171,3 +174,19 @@ def test_encode_record_leaves_other_values_to_encode_json() -> None:
 def test_unchanged_facts_are_the_facts_of_an_unchanged_target(target: str) -> None:
     full = record.facts(before=target, after=target, action="unchanged", edits=(), findings=())
     assert record.unchanged(target) == full
+
+
+def test_severity_is_written_by_both_encoders() -> None:
+    """Each finding's severity and the record's highest: the fast encoder writes what the JSON
+    encoder writes, and a record read back from an older log (no severity) still encodes."""
+    for target in ("/%252e%252e/x?a=%00", "/a/./b", "/a", "/a%2Fb?q=%e9"):
+        rec = build(canonicalize(target, form="origin"), profile="rfc3986")
+        fast = record.encode_record(rec)
+        assert fast == record.encode_json(rec)
+        findings = json.loads(fast)["findings"]
+        assert all(f["severity"] for f in findings)
+    rec = build(canonicalize("/%252e%252e/x?a=%00", form="origin"))
+    assert rec["severity"] == "critical"
+    old = {k: v for k, v in rec.items() if k != "severity"}
+    old["findings"] = [{k: v for k, v in f.items() if k != "severity"} for f in rec["findings"]]
+    assert record.encode_record(old) == record.encode_json(old)
