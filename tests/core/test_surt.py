@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 from urlsan.core import InvalidTarget, canonicalize, surt
 from urlsan.core.surt import (
     IA_DIFFERENCES,
+    _ia_key_full,
+    _ia_key_plain,
     _normalize_path,
     _parse,
     _sort_query,
@@ -179,6 +181,37 @@ def test_agrees_with_surt_package_on_generated(ref: Any, tail: str) -> None:
             assert surt(url) == "-"
             continue
         assert surt(url) == expected or _non_utf8_host(url)
+
+
+# --- the plain-URL path against every step ------------------------------------------------
+
+_PLAIN_PARTS = st.sampled_from(
+    ["a", "A", "www", "WWW2", "0", "9", ".", "-", "_", "/", "//", "/.", "/..", "?", "&", "=",
+     ":", ":80", ":443", ":0", ":99999", "#", "%41", "(", ")", "sid", "SessionId", "cfid=1",
+     "jsessionid=0123456789abcdef0123456789abcdef", "\u212a", "\u017f", "\u00e9", " ", "\t",
+     "[", "]", "@", "~", "|", "\\", '"']
+)  # fmt: skip
+
+
+@given(
+    st.sampled_from(["http://", "https://", "HTTP://", "hTTpS://", "ftp://", "http:/"]),
+    st.lists(_PLAIN_PARTS, max_size=12).map("".join),
+)
+def test_plain_path_agrees_with_every_step(scheme: str, rest: str) -> None:
+    url = scheme + rest
+    key = _ia_key_plain(url)
+    if key is not None:
+        assert key == _ia_key_full(url, False)
+
+
+def test_plain_path_takes_the_common_urls() -> None:
+    corpus = [url for url in _corpus() if url.startswith(("http://", "https://"))]
+    taken = [url for url in corpus if _ia_key_plain(url) is not None]
+    assert len(taken) > 0.9 * len(corpus)
+    assert [url for url in taken if _ia_key_plain(url) != _ia_key_full(url, False)] == []
+    for url in ("http://1.2.3.4/", "http://a.com/%7e", "http://a.com/a/./b", "http://\u212a.com/",
+                "http://a.com:99999/", "http://a.com/?jsessionid=1", "http://.a.com/"):  # fmt: skip
+        assert _ia_key_plain(url) is None, url
 
 
 @pytest.mark.parametrize(
