@@ -8,6 +8,11 @@ record being written and left out, not counted as malformed.  A file most of who
 audit records (JSON objects with an ``action``) is not an audit log: `Summary.not_audit_logs`
 names it, and ``urlsan report`` refuses it rather than report "0 requests".
 
+Findings are shown by severity (a record written before findings carried one gets it from
+`urlsan.core.taxonomy`), with the weaknesses each points at, the requests answered 2xx, and a
+drill-down: per finding kind, the first requests (`_MAX_REQUESTS`) and the hosts and clients
+that sent it (counted for the first `_MAX_DISTINCT` of each).
+
 Everything in a log came from the network, so the HTML escapes every string it shows.
 """
 
@@ -22,6 +27,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import IO, Any
 
+from ..core import taxonomy
 from ..core.policy import DEFAULT_PORTS
 from ..core.result import rule_names
 from .record import CHANGING, parse_time
@@ -35,6 +41,60 @@ _MAX_RESOLUTION = 86400  # slots kept per day at most: days are few, and every b
 # A port that only repeats the scheme's default: "h:80" is "h" for http (RFC 3986 §6.2.3).
 _DEFAULT_PORTS = {scheme: f":{port}" for scheme, port in DEFAULT_PORTS.items()}
 _ANY_DEFAULT_PORT = tuple(sorted(set(_DEFAULT_PORTS.values())))  # no scheme recorded
+_MAX_REQUESTS = 20  # requests kept per finding kind for the drill-down
+_MAX_DISTINCT = 1000  # hosts and clients counted per finding kind; the others are "(other)"
+_SHOWN_IN_TEXT = 3  # requests, hosts and clients per finding kind in the terminal's drill-down
+SUSPICIOUS = "medium"  # the least severity of a suspicious request (answered 2xx, ...)
+
+
+@dataclass
+class Kind:
+    """One finding kind in the logs: how often, how severe, and who sent it."""
+
+    count: int = 0  # findings (one per record and component)
+    records: int = 0  # records that hold it
+    answered_2xx: int = 0  # of those, the ones the server answered with a 2xx status
+    severity: str = "info"  # the highest seen
+    hosts: Counter[str] = field(default_factory=Counter)
+    clients: Counter[str] = field(default_factory=Counter)
+    requests: list[dict[str, Any]] = field(default_factory=list)  # the first _MAX_REQUESTS
+
+    def as_dict(self, rule: str) -> dict[str, Any]:
+        return {
+            "rule": rule,
+            "severity": self.severity,
+            "weaknesses": [
+                {"id": w, "source": taxonomy.source(w)} for w in taxonomy.weaknesses(rule)
+            ],
+            "count": self.count,
+            "requests": self.records,
+            "answered_2xx": self.answered_2xx,
+            "example": self.requests[0] if self.requests else {},
+            "hosts": dict(self.hosts.most_common(_MAX_REQUESTS)),
+            "distinct_hosts": len(self.hosts),
+            "clients": dict(self.clients.most_common(_MAX_REQUESTS)),
+            "distinct_clients": len(self.clients),
+            "occurrences": self.requests,
+        }
+
+
+def _severity_of(finding: dict[str, Any]) -> str:
+    """A finding's severity as its record says, or as the taxonomy gives it (an older log)."""
+    sev = finding.get("severity")
+    if sev in taxonomy.SEVERITIES:
+        return str(sev)
+    return taxonomy.severity(
+        _text(finding.get("rule"), ""),
+        _text(finding.get("component"), ""),
+        _text(finding.get("detail"), ""),
+    )
+
+
+def _count_capped(counter: Counter[str], key: str) -> None:
+    if key in counter or len(counter) < _MAX_DISTINCT:
+        counter[key] += 1
+    else:
+        counter["(other)"] += 1
 
 
 @dataclass(slots=True)
@@ -61,17 +121,24 @@ class Summary:
     """What `urlsan report` knows after reading; feed it with `read` or `add`."""
 
     top: int = 10
+    min_severity: str = "info"  # findings below it are left out of the findings views
+    findings_by: str = "severity"  # or "count": the order of the findings views
     sources: list[str] = field(default_factory=list)
     lines: int = 0
     requests: int = 0
     malformed: int = 0
     malformed_samples: list[str] = field(default_factory=list)
     incomplete: int = 0  # unfinished last lines of logs still being written
+    with_status: int = 0  # records that say how the server answered (an int "status")
     actions: Counter[str] = field(default_factory=Counter)
     rules: Counter[str] = field(default_factory=Counter)  # requests each rule rewrote
     edits: Counter[str] = field(default_factory=Counter)  # edits each rule made
     findings: Counter[str] = field(default_factory=Counter)
     finding_examples: dict[str, dict[str, Any]] = field(default_factory=dict)
+    kinds: dict[str, Kind] = field(default_factory=dict)
+    severities: Counter[str] = field(default_factory=Counter)  # records by their highest
+    suspicious_2xx: int = 0  # records with a finding of SUSPICIOUS or above, answered 2xx
+    suspicious_2xx_requests: list[dict[str, Any]] = field(default_factory=list)
     hosts: dict[str, Tally] = field(default_factory=dict)
     clients: dict[str, Tally] = field(default_factory=dict)
     # The timeline: requests per `resolution` seconds, keyed by epoch seconds // resolution.
@@ -117,6 +184,7 @@ class Summary:
     def add(self, record: dict[str, Any]) -> None:
         """Count one audit record; fields missing or of the wrong type count as unknown."""
         self.requests += 1
+        self.with_status += type(record.get("status")) is int
         action = _text(record.get("action"), "unknown")
         self.actions[action] += 1
         host = _host_key(record.get("host"), record.get("scheme"))
@@ -131,20 +199,8 @@ class Summary:
             self.edits.update(fired_text)
             self.rules.update(set(fired_text))
         findings = record.get("findings")
-        if isinstance(findings, list):
-            for finding in findings:
-                if not isinstance(finding, dict):
-                    continue
-                kind = _text(finding.get("rule"), "unknown")
-                self.findings[kind] += 1
-                if kind not in self.finding_examples:
-                    self.finding_examples[kind] = {
-                        "host": host,
-                        "before": _text(record.get("before"), ""),
-                        "component": _text(finding.get("component"), ""),
-                        "detail": _text(finding.get("detail"), ""),
-                        "ts": _text(record.get("ts"), ""),
-                    }
+        if isinstance(findings, list) and findings:
+            self._add_findings(record, findings, host)
 
         ts = parse_time(record.get("ts"))
         if ts is not None:
@@ -157,6 +213,64 @@ class Summary:
                 self._coarsen()
             second = math.floor(ts.timestamp())
             self.slots.setdefault(second // self.resolution, Tally()).add(action)
+
+    def _add_findings(self, record: dict[str, Any], findings: list[Any], host: str) -> None:
+        """The findings of one record: counted per kind, its request kept for the drill-down
+        (the first `_MAX_REQUESTS` per kind), and whether a suspicious request got a 2xx."""
+        status = record.get("status")
+        ok = type(status) is int and 200 <= status < 300
+        client = _client_address(record.get("client"))
+        least = taxonomy.rank(self.min_severity)
+        top = -1
+        seen: set[str] = set()
+        for finding in findings:
+            if not isinstance(finding, dict):
+                continue
+            sev = _severity_of(finding)
+            rank = taxonomy.rank(sev)
+            top = max(top, rank)
+            if rank < least:
+                continue
+            rule = _text(finding.get("rule"), "unknown")
+            kind = self.kinds.get(rule)
+            if kind is None:
+                kind = self.kinds[rule] = Kind(severity=sev)
+            elif rank > taxonomy.rank(kind.severity):
+                kind.severity = sev
+            self.findings[rule] += 1
+            kind.count += 1
+            if rule in seen:  # the same kind in another component of the same request
+                continue
+            seen.add(rule)
+            kind.records += 1
+            kind.answered_2xx += ok
+            _count_capped(kind.hosts, host)
+            _count_capped(kind.clients, client)
+            if len(kind.requests) < _MAX_REQUESTS:
+                kind.requests.append(_occurrence(record, finding, host, sev))
+            if rule not in self.finding_examples:
+                self.finding_examples[rule] = kind.requests[0]
+        if top >= 0:
+            self.severities[taxonomy.SEVERITIES[top]] += 1
+        if ok and top >= taxonomy.rank(SUSPICIOUS) and top >= least:
+            self.suspicious_2xx += 1
+            if len(self.suspicious_2xx_requests) < _MAX_REQUESTS:
+                worst = max(
+                    (f for f in findings if isinstance(f, dict)),
+                    key=lambda f: taxonomy.rank(_severity_of(f)),
+                )
+                self.suspicious_2xx_requests.append(
+                    _occurrence(record, worst, host, taxonomy.SEVERITIES[top])
+                )
+
+    def findings_ranked(self) -> list[tuple[str, Kind]]:
+        """The finding kinds, most severe first (then most frequent), or most frequent first."""
+        if self.findings_by == "count":
+            return sorted(self.kinds.items(), key=lambda kv: (-kv[1].count, kv[0]))
+        return sorted(
+            self.kinds.items(),
+            key=lambda kv: (-taxonomy.rank(kv[1].severity), -kv[1].count, kv[0]),
+        )
 
     def _coarsen(self) -> None:
         """Keep the slots no finer than the timeline's buckets: memory stays flat."""
@@ -209,10 +323,20 @@ class Summary:
             "distinct_hosts": len(self.hosts),
             "clients": _top_tallies(self.clients, "client", self.top),
             "distinct_clients": len(self.clients),
-            "findings": [
-                {"rule": kind, "count": n, "example": self.finding_examples[kind]}
-                for kind, n in self.findings.most_common(self.top)
-            ],
+            "findings": [k.as_dict(rule) for rule, k in self.findings_ranked()[: self.top]],
+            "distinct_findings": len(self.kinds),
+            "min_severity": self.min_severity,
+            "severities": {
+                sev: self.severities[sev]
+                for sev in reversed(taxonomy.SEVERITIES)
+                if self.severities[sev]
+            },
+            "suspicious_answered_2xx": {
+                "severity": SUSPICIOUS,
+                "requests": self.suspicious_2xx,
+                "examples": self.suspicious_2xx_requests,
+                "with_status": self.with_status,
+            },
             "timeline": {
                 "bucket_seconds": size,
                 "buckets": [
@@ -221,6 +345,25 @@ class Summary:
                 ],
             },
         }
+
+
+def _occurrence(
+    record: dict[str, Any], finding: dict[str, Any], host: str, sev: str
+) -> dict[str, Any]:
+    """One request of a finding, for the drill-down."""
+    status = record.get("status")
+    return {
+        "ts": _text(record.get("ts"), ""),
+        "client": _text(record.get("client"), ""),
+        "method": _text(record.get("method"), ""),
+        "host": host,
+        "before": _text(record.get("before"), ""),
+        "component": _text(finding.get("component"), ""),
+        "offset": finding.get("offset") if type(finding.get("offset")) is int else None,
+        "detail": _text(finding.get("detail"), ""),
+        "severity": sev,
+        "status": status if type(status) is int else None,
+    }
 
 
 def _bucket_size(span: int) -> int:
@@ -366,16 +509,59 @@ def render_text(summary: Summary) -> str:
         ]
         shown = f" (top {len(rows)} of {d[distinct]:,})" if d[distinct] > len(rows) else ""
         out += _table(f"{title}{shown}", (key[:-1], "requests", "changed", "rejected"), rows)
-    out += _table(
-        "Findings",
-        ("finding", "count", "example"),
+    out += _findings_text(summary, d)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _findings_text(summary: Summary, d: dict[str, Any]) -> list[str]:
+    """The findings table (most severe first), the suspicious requests answered 2xx, and the
+    drill-down: each kind's first requests, hosts and clients."""
+    shown = f" (top {len(d['findings'])} of {d['distinct_findings']:,})"
+    shown = shown if d["distinct_findings"] > len(d["findings"]) else ""
+    least = f", {summary.min_severity} and above" if summary.min_severity != "info" else ""
+    out = _table(
+        f"Findings{shown}{least}",
+        ("finding", "severity", "count", "requests", "2xx", "weaknesses", "example"),
         [
-            (f["rule"], f"{f['count']:,}", _clip(f["example"]["before"] or f["example"]["detail"]))
+            (
+                f["rule"],
+                f["severity"],
+                f"{f['count']:,}",
+                f"{f['requests']:,}",
+                f"{f['answered_2xx']:,}",
+                " ".join(w["id"] for w in f["weaknesses"]),
+                _clip(f["example"].get("before") or f["example"].get("detail", ""), 40),
+            )
             for f in d["findings"]
         ],
-        align="lrl",
+        align="llrrrll",
     )
-    return "\n".join(out).rstrip() + "\n"
+    sus = d["suspicious_answered_2xx"]
+    if sus["with_status"]:
+        out.append(
+            f"Suspicious requests (a finding of {sus['severity']} severity or above) answered "
+            f"2xx: {sus['requests']:,}"
+        )
+        out += [
+            f"  {_clip(r['ts'], 24)}  {_clip(r['client'], 22)}  {r['status']}  {r['severity']}  "
+            f"{_clip(r['host'] + ' ' + r['before'], 70)}"
+            for r in sus["examples"][: _SHOWN_IN_TEXT * 3]
+        ]
+        out.append("")
+    if d["findings"]:
+        out.append("Findings drill-down (first requests; --json has them all, up to 20 a kind)")
+    for f in d["findings"]:
+        hosts = ", ".join(f"{_clip(h, 30)} {n:,}" for h, n in list(f["hosts"].items())[:3])
+        clients = ", ".join(f"{_clip(c, 22)} {n:,}" for c, n in list(f["clients"].items())[:3])
+        out.append(f"  {f['rule']} ({f['severity']}): {f['distinct_hosts']:,} hosts: {hosts}")
+        out.append(f"    {f['distinct_clients']:,} clients: {clients}")
+        for r in f["occurrences"][:_SHOWN_IN_TEXT]:
+            status = "-" if r["status"] is None else str(r["status"])
+            out.append(
+                f"    {_clip(r['ts'], 24)}  {_clip(r['client'], 22)}  {status}  "
+                f"{_clip(r['method'] + ' ' + r['host'] + ' ' + r['before'], 70)}"
+            )
+    return out
 
 
 # --- HTML
@@ -392,6 +578,8 @@ table{border-collapse:collapse;width:100%}td,th{padding:.25rem .5rem;border-bott
  text-align:left;vertical-align:top}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
 code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace;word-break:break-all}
 svg text{font:12px system-ui,sans-serif;fill:#1f2328}.legend span{margin-right:1rem}
+.sev-critical,.sev-high{color:#D55E00;font-weight:600}.sev-medium{color:#B8860B}
+details{margin:.3rem 0}summary{cursor:pointer}
 .sw{display:inline-block;width:.8rem;height:.8rem;border-radius:2px;margin-right:.3rem;
  vertical-align:-1px}
 """
@@ -434,6 +622,35 @@ def _bars(rows: list[tuple[str, list[tuple[int, str]]]], width: int = 520) -> st
     return "".join(parts)
 
 
+_LABEL_CHAR = 7.0  # the widest a character of a 12px axis label is drawn, in SVG units
+
+
+def _axis_labels(
+    size: int, buckets: list[tuple[int, Tally]], left: int, col_w: float, width: int, y: int
+) -> list[str]:
+    """The time axis: about eight labels, the first (and each new day's) with its date, none
+    drawn over the one before it or past the chart's right edge."""
+    clock = "%H:%M:%S" if size < 60 else "%H:%M"  # seconds only where buckets are seconds
+    every = max(1, len(buckets) // 8)
+    free = 0.0  # where the last label ends
+    out = []
+    for i, (t, _) in enumerate(buckets):
+        x = left + i * col_w
+        if i % every or x < free:
+            continue
+        when = datetime.fromtimestamp(t, UTC)
+        fmt = clock if size < 86400 else "%m-%d"
+        if i == 0 or size >= 86400 or (when.hour == 0 and when.minute == 0 and t % 60 == 0):
+            fmt = f"%m-%d {clock}" if size < 86400 else "%Y-%m-%d"
+        label = when.strftime(fmt)
+        end = x + _LABEL_CHAR * len(label)
+        if end > width:
+            break  # it would run off the chart
+        out.append(f'<text x="{x:.1f}" y="{y}">{label}</text>')
+        free = end + 8
+    return out
+
+
 def _columns(size: int, buckets: list[tuple[int, Tally]], width: int = 1060) -> str:
     """Requests over time, stacked: changed, rejected, the rest."""
     if not buckets:
@@ -453,7 +670,6 @@ def _columns(size: int, buckets: list[tuple[int, Tally]], width: int = 1060) -> 
             f'stroke="#eee"/><text x="{left - 6}" y="{y + 4:.1f}" '
             f'text-anchor="end">{v:,}</text>'
         )
-    label_every = max(1, len(buckets) // 8)
     for i, (t, b) in enumerate(buckets):
         x = left + i * col_w
         y = float(top + plot_h)
@@ -476,11 +692,7 @@ def _columns(size: int, buckets: list[tuple[int, Tally]], width: int = 1060) -> 
                 f'height="{bh:.1f}" fill="{color}"/>'
             )
         parts.append("</g>")
-        if i % label_every == 0:
-            fmt = clock if size < 86400 else "%m-%d"
-            if i == 0 or size >= 86400 or (when.hour == 0 and when.minute == 0 and t % 60 == 0):
-                fmt = f"%m-%d {clock}" if size < 86400 else "%Y-%m-%d"
-            parts.append(f'<text x="{x:.1f}" y="{h - 8}">{when.strftime(fmt)}</text>')
+    parts += _axis_labels(size, buckets, left, col_w, width, h - 8)
     parts.append("</svg>")
     return "".join(parts)
 
@@ -497,6 +709,79 @@ def _legend() -> str:
 def _tally_segments(t: dict[str, int]) -> list[tuple[int, str]]:
     other = t["requests"] - t["changed"] - t["rejected"]
     return [(t["changed"], _C_CHANGED), (t["rejected"], _C_REJECTED), (other, _C_OTHER)]
+
+
+def _weaknesses_html(f: dict[str, Any]) -> str:
+    """The weakness ids, each with its definition's address as a tooltip: the page is
+    self-contained and links nowhere."""
+    return " ".join(
+        f'<abbr title="{_e(w["source"])}">{_e(w["id"])}</abbr>' if w["source"] else _e(w["id"])
+        for w in f["weaknesses"]
+    )
+
+
+def _occurrences_html(rows: list[dict[str, Any]]) -> str:
+    out = [
+        "<table><tr><th>time</th><th>client</th><th class=n>status</th><th>severity</th>"
+        "<th>request</th></tr>"
+    ]
+    for r in rows:
+        status = "" if r["status"] is None else str(r["status"])
+        out.append(
+            f"<tr><td>{_e(r['ts'])}</td><td>{_e(r['client'])}</td><td class=n>{_e(status)}</td>"
+            f"<td>{_e(r['severity'])}</td><td>{_e(r['method'])} {_e(r['host'])} "
+            f"<code>{_e(r['before'])}</code><br><span class=meta>{_e(r['component'])} · "
+            f"{_e(r['detail'])}</span></td></tr>"
+        )
+    out.append("</table>")
+    return "".join(out)
+
+
+def _findings_html(summary: Summary, d: dict[str, Any]) -> list[str]:
+    """The findings table, most severe first, each kind with its drill-down; the suspicious
+    requests answered 2xx."""
+    least = (
+        f" (severity {summary.min_severity} and above)" if summary.min_severity != "info" else ""
+    )
+    p = [f"<h2>Findings{_e(least)}</h2>"]
+    if not d["findings"]:
+        return [*p, '<p class="meta">none</p>']
+    p.append(
+        "<table><tr><th>finding</th><th>severity</th><th class=n>count</th>"
+        "<th class=n>requests</th><th class=n>2xx</th><th>weaknesses</th><th>example</th></tr>"
+    )
+    for f in d["findings"]:
+        ex = f["example"]
+        p.append(
+            f"<tr><td>{_e(f['rule'])}</td><td class=sev-{_e(f['severity'])}>{_e(f['severity'])}"
+            f"</td><td class=n>{f['count']:,}</td><td class=n>{f['requests']:,}</td>"
+            f"<td class=n>{f['answered_2xx']:,}</td><td>{_weaknesses_html(f)}</td>"
+            f"<td><code>{_e(ex.get('before', ''))}</code><br><span class=meta>"
+            f"{_e(ex.get('host', ''))} · {_e(ex.get('component', ''))} · "
+            f"{_e(ex.get('detail', ''))}</span></td></tr>"
+        )
+    p.append("</table>")
+    sus = d["suspicious_answered_2xx"]
+    if sus["with_status"]:
+        p.append(
+            f"<h2>Suspicious requests answered 2xx <span class=meta>(a finding of "
+            f"{_e(sus['severity'])} severity or above: {sus['requests']:,})</span></h2>"
+        )
+        p.append(
+            _occurrences_html(sus["examples"]) if sus["examples"] else "<p class=meta>none</p>"
+        )
+    p.append("<h2>Findings drill-down</h2>")
+    for f in d["findings"]:
+        hosts = ", ".join(f"{_e(h)} ({n:,})" for h, n in f["hosts"].items())
+        clients = ", ".join(f"{_e(c)} ({n:,})" for c, n in f["clients"].items())
+        p.append(
+            f"<details><summary>{_e(f['rule'])} · {_e(f['severity'])} · "
+            f"{f['requests']:,} requests</summary>"
+            f"<p class=meta>{f['distinct_hosts']:,} hosts: {hosts}<br>"
+            f"{f['distinct_clients']:,} clients: {clients}</p>"
+            f"{_occurrences_html(f['occurrences'])}</details>"
+        )
+    return p
 
 
 def render_html(summary: Summary) -> str:
@@ -547,20 +832,7 @@ def render_html(summary: Summary) -> str:
     p.append(_bars([(c["client"], _tally_segments(c)) for c in d["clients"]]))
     p.append("</div></div>")
 
-    p.append("<h2>Findings</h2>")
-    if d["findings"]:
-        p.append("<table><tr><th>finding</th><th class=n>count</th><th>example</th></tr>")
-        for f in d["findings"]:
-            ex = f["example"]
-            p.append(
-                f"<tr><td>{_e(f['rule'])}</td><td class=n>{f['count']:,}</td>"
-                f"<td><code>{_e(ex['before'])}</code><br><span class=meta>"
-                f"{_e(ex['host'])} · {_e(ex['component'])} · {_e(ex['detail'])}"
-                "</span></td></tr>"
-            )
-        p.append("</table>")
-    else:
-        p.append('<p class="meta">none</p>')
+    p += _findings_html(summary, d)
 
     p.append(
         "<h2>Rules</h2><table><tr><th>rule</th><th class=n>requests</th><th class=n>edits</th></tr>"

@@ -9,6 +9,7 @@ from typing import Any
 
 from ..audit import report
 from ..audit.sources import open_source
+from ..core.taxonomy import SEVERITIES
 from .argtypes import positive
 from .status import EXIT_BAD_LINES, EXIT_OK, UsageError
 
@@ -18,7 +19,8 @@ def add_parser(sub: Any) -> None:
         "report",
         help="summarize an audit log written by the proxy or `urlsan audit`",
         description="Summarize audit logs (JSON Lines; gzip is detected) in one pass: counts "
-        "per action, rule, host and client, top findings, time range. An input that is not an "
+        "per action, rule, host and client, findings by severity with the weaknesses they point "
+        "at and the requests behind them, time range. An input that is not an "
         "audit log (most of its lines are not audit records) is refused with exit status 3.",
     )
     report.add_argument("logs", nargs="+", metavar="AUDIT.jsonl", help="audit log(s); '-': stdin")
@@ -35,11 +37,25 @@ def add_parser(sub: Any) -> None:
         metavar="N",
         help="rows in the host, client and finding tables (default: 10)",
     )
+    report.add_argument(
+        "--min-severity",
+        choices=SEVERITIES,
+        default="info",
+        help="leave findings below this severity out of the findings views (default: info, all)",
+    )
+    report.add_argument(
+        "--findings-by",
+        choices=("severity", "count"),
+        default="severity",
+        help="order of the findings: most severe first (default), or most frequent first",
+    )
     report.set_defaults(func=cmd_report)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    summary = report.Summary(top=args.top)
+    summary = report.Summary(
+        top=args.top, min_severity=args.min_severity, findings_by=args.findings_by
+    )
     for path in args.logs:
         try:
             stream = open_source(path)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import re
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -97,8 +99,16 @@ def test_counts(tmp_path: Path) -> None:
     assert {"host": "b.test", "requests": 2, "changed": 0, "rejected": 1} in d["hosts"]
     clients = {c["client"]: c["requests"] for c in d["clients"]}
     assert clients == {"10.0.0.1": 4, "10.0.0.2": 1, "::1": 1}  # ports folded
-    assert [f["rule"] for f in d["findings"]] == ["dot-segment", "escaped-slash"]
-    assert d["findings"][0]["example"]["before"] == "/x/../%7eb"
+    # Most severe first: an escaped slash (medium) before a ".." that climbs nowhere (low).
+    assert [(f["rule"], f["severity"]) for f in d["findings"]] == [
+        ("escaped-slash", "medium"),
+        ("dot-segment", "low"),
+    ]
+    assert d["findings"][1]["example"]["before"] == "/x/../%7eb"
+    assert d["findings"][1]["weaknesses"][0] == {
+        "id": "CWE-22",
+        "source": "https://cwe.mitre.org/data/definitions/22.html",
+    }
     assert d["time_range"] == {
         "first": "2026-11-22T04:00:05Z",
         "last": "2026-11-22T05:31:00Z",
@@ -164,7 +174,7 @@ def test_terminal_table(urlsan: RunUrlsan, tmp_path: Path) -> None:
     assert "from 2026-11-22T04:00:05Z to 2026-11-22T05:31:00Z (1h 30m)" in text
     assert re.search(r"rewritten\s+2\s+33\.3%", text)
     assert re.search(r"decode-unreserved\s+2\s+3\s+33\.3%", text)
-    assert re.search(r"dot-segment\s+1\s+/x/\.\./%7eb", text)
+    assert re.search(r"dot-segment\s+low\s+1\s+1\s+0\s+CWE-22 CAPEC-126\s+/x/\.\./%7eb", text)
 
 
 def test_json_gzip_stdin_and_several_logs(urlsan: RunUrlsan, tmp_path: Path) -> None:
@@ -233,3 +243,120 @@ def test_times_to_the_second_and_seconds_buckets(urlsan: RunUrlsan, tmp_path: Pa
     assert "from 2026-11-22T04:00:00Z to 2026-11-22T04:00:34Z (34s)" in r.out.decode()
     d = json.loads(urlsan("report", "--json", str(log)).out)
     assert d["timeline"]["bucket_seconds"] == 1 and len(d["timeline"]["buckets"]) == 35
+
+
+def finding(rule: str, detail: str, component: str = "path", **extra: Any) -> dict[str, Any]:
+    return {"rule": rule, "component": component, "offset": 1, "detail": detail, **extra}
+
+
+ATTACKS = [
+    # A newer log: findings carry their severity, the record its status.
+    {
+        **record("2026-11-22T07:00:00Z", "rewritten", client="10.9.9.9:1", host="shop.test"),
+        "before": "/static/%252e%252e/%252e%252e/etc/passwd",
+        "findings": [
+            finding("decoded-dot-segment-above-root", "/static/../../etc/passwd", "path",
+                    severity="critical"),
+            finding("double-encoding", "%252e", severity="medium"),
+        ],
+        "severity": "critical",
+        "status": 200,
+    },
+    {
+        **record("2026-11-22T07:00:01Z", "rewritten", client="10.9.9.9:2", host="shop.test"),
+        "before": "/a/./b",
+        "findings": [finding("dot-segment", ".", severity="info")],
+        "status": 200,
+    },
+    # An older log: no severity anywhere, no status; the taxonomy gives the severity.
+    {
+        **record("2026-11-22T07:00:02Z", "rewritten", client="10.8.8.8:3", host="api.test"),
+        "before": "/upload/a.php%00.png",
+        "findings": [finding("nul-escape", "%00")],
+    },
+    {
+        **record("2026-11-22T07:00:03Z", "rewritten", client="10.9.9.9:4", host="api.test"),
+        "before": "/x/%252e%252e/y",
+        "findings": [finding("double-encoding", "%252e", severity="medium")],
+        "status": 404,
+    },
+]  # fmt: skip
+
+
+def test_findings_by_severity_with_weaknesses_and_requests(tmp_path: Path) -> None:
+    s = Summary()
+    for r in ATTACKS:
+        s.add(r)
+    d = s.as_dict()
+    assert [(f["rule"], f["severity"]) for f in d["findings"]] == [
+        ("decoded-dot-segment-above-root", "critical"),
+        ("nul-escape", "high"),  # from the taxonomy: the record is older than severities
+        ("double-encoding", "medium"),
+        ("dot-segment", "info"),
+    ]
+    double = d["findings"][2]
+    assert (double["count"], double["requests"], double["answered_2xx"]) == (2, 2, 1)
+    assert double["hosts"] == {"shop.test": 1, "api.test": 1}
+    assert double["clients"] == {"10.9.9.9": 2}
+    assert [r["before"] for r in double["occurrences"]] == [
+        "/static/%252e%252e/%252e%252e/etc/passwd",
+        "/x/%252e%252e/y",
+    ]
+    assert [r["status"] for r in double["occurrences"]] == [200, 404]
+    assert {w["id"] for w in double["weaknesses"]} == {"CWE-174", "CAPEC-120"}
+    assert d["severities"] == {"critical": 1, "high": 1, "medium": 1, "info": 1}
+    # Suspicious (medium or above) and answered 2xx: the traversal, not the "./" nor the 404.
+    sus = d["suspicious_answered_2xx"]
+    assert sus["requests"] == 1 and sus["with_status"] == 3
+    assert sus["examples"][0]["severity"] == "critical"
+    assert sus["examples"][0]["client"] == "10.9.9.9:1"
+
+
+def test_min_severity_and_order_by_count(urlsan: RunUrlsan, tmp_path: Path) -> None:
+    log = write_log(tmp_path / "audit.jsonl", ATTACKS)
+    d = json.loads(urlsan("report", "--json", "--min-severity", "high", str(log)).out)
+    assert [f["rule"] for f in d["findings"]] == ["decoded-dot-segment-above-root", "nul-escape"]
+    assert d["requests"] == 4  # the traffic is all counted; only the findings views filter
+    d = json.loads(urlsan("report", "--json", "--findings-by", "count", str(log)).out)
+    assert d["findings"][0]["rule"] == "double-encoding"
+    bad = urlsan("report", "--min-severity", "severe", str(log))
+    assert bad.status == 2 and "severe" in bad.err
+
+
+def test_drill_down_in_text_and_html(urlsan: RunUrlsan, tmp_path: Path) -> None:
+    log = write_log(tmp_path / "audit.jsonl", ATTACKS)
+    text = urlsan("report", str(log)).out.decode()
+    assert re.search(r"decoded-dot-segment-above-root\s+critical\s+1\s+1\s+1\s+CWE-22", text)
+    assert "answered 2xx: 1" in text
+    assert "double-encoding (medium): 2 hosts: shop.test 1, api.test 1" in text
+    assert "GET api.test /x/%252e%252e/y" in text
+    out = tmp_path / "report.html"
+    assert urlsan("report", "--html", "-o", str(out), str(log)).status == 0
+    page = out.read_text()
+    assert "Suspicious requests answered 2xx" in page and page.count("<details>") == 4
+    assert 'title="https://cwe.mitre.org/data/definitions/174.html"' in page
+
+
+def test_no_status_in_the_log_says_nothing_about_2xx(urlsan: RunUrlsan, tmp_path: Path) -> None:
+    log = write_log(tmp_path / "audit.jsonl", RECORDS)
+    assert "answered 2xx" not in urlsan("report", str(log)).out.decode()
+
+
+def test_time_axis_labels_do_not_overlap() -> None:
+    # Seconds buckets starting at an odd second: the first label carries its date and is the
+    # longest; the next must start after it ends (it was drawn on it: "11-27 01:31:1731:18").
+    s = Summary()
+    start = 1_795_743_077  # 2026-11-27T01:31:17Z
+    for i in range(15):  # one column a second, one label a column: the first is the widest
+        s.add({"ts": f"{datetime.fromtimestamp(start + i, UTC):%Y-%m-%dT%H:%M:%S}Z", "action": "x"})
+    page = render_html(s)
+    svg = page[page.index("Requests over time") :]
+    svg = svg[: svg.index("</svg>")]
+    labels = [
+        (float(x), t) for x, t in re.findall(r'<text x="([\d.]+)" y="\d+">([^<]+)</text>', svg)
+    ]
+    labels = [(x, t) for x, t in labels if ":" in t]
+    assert len(labels) >= 4
+    assert labels[0][1] == "11-27 01:31:17"
+    for (x0, t0), (x1, _) in itertools.pairwise(labels):
+        assert x1 >= x0 + 7 * len(t0), (t0, x0, x1)

@@ -326,3 +326,64 @@ def test_sample_report_in_the_browser(
     assert facts["svgs"] == 5 and facts["drawn"] and facts["timeline"].endswith("(per 1m)")
     assert devtools.problems() == [] and devtools.requests() == [pages[1].as_uri()]
     keep(devtools.screenshot(), "sample-1280.png", tmp_path)
+
+
+_AXIS = """JSON.stringify((() => {
+  const svg = document.querySelector("svg");  // the first chart: requests over time
+  const bottom = svg.getBoundingClientRect().bottom;
+  const labels = [...svg.querySelectorAll("text")]
+    .map(t => t.getBoundingClientRect())
+    .filter(r => r.bottom > bottom - 20)  // the time axis, under the columns
+    .sort((a, b) => a.left - b.left);
+  const details = document.querySelectorAll("details");
+  details.forEach(d => { d.open = true; });
+  return {
+    labels: labels.length,
+    overlaps: labels.slice(1).filter((r, i) => r.left < labels[i].right).length,
+    right: Math.max(...labels.map(r => r.right)) <= svg.getBoundingClientRect().right,
+    details: details.length,
+    opened: [...details].every(d => d.querySelector("table").getBoundingClientRect().height > 0),
+    text: document.body.textContent,
+  };
+})())"""
+
+
+def test_time_axis_and_findings_drill_down(devtools: DevTools, tmp_path: Path) -> None:
+    """A log of a few seconds (one axis label a column, the first with its date: it was drawn
+    over the second), with findings of several severities and the responses' status."""
+    start = datetime(2026, 11, 27, 1, 31, 17, tzinfo=UTC)
+    lines = []
+    for i in range(12):
+        ts = (start + timedelta(seconds=i)).isoformat(timespec="milliseconds")
+        attack = i % 3 == 0
+        lines.append(
+            {
+                "ts": ts.replace("+00:00", "Z"),
+                "client": f"10.0.0.{i % 2}:4{i:04d}",
+                "method": "GET",
+                "scheme": "http",
+                "host": "shop.example",
+                "before": "/static/%252e%252e/%252e%252e/etc/passwd" if attack else "/a/./b",
+                "after": "/x",
+                "action": "rewritten",
+                "edits": [],
+                "findings": [
+                    {"rule": "decoded-dot-segment-above-root", "component": "path",
+                     "offset": 0, "detail": "/static/../../etc/passwd", "severity": "critical"}
+                    if attack
+                    else {"rule": "dot-segment", "component": "path", "offset": 3, "detail": "."}
+                ],
+                "status": 200 if i % 2 == 0 else 404,
+            }
+        )  # fmt: skip
+    log = tmp_path / "few-seconds.jsonl"
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    page = render(log, tmp_path)
+    devtools.open(page.as_uri(), 1280, 900)
+    facts = json.loads(devtools.evaluate(_AXIS))
+    assert facts["labels"] >= 4 and facts["overlaps"] == 0 and facts["right"], facts
+    assert facts["details"] == 2 and facts["opened"], facts
+    assert "Suspicious requests answered 2xx" in facts["text"]
+    assert "CWE-22" in facts["text"] and "critical" in facts["text"]
+    assert devtools.problems() == [] and devtools.requests() == [page.as_uri()]
+    keep(devtools.screenshot(), "findings-1280.png", tmp_path)
