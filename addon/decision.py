@@ -32,6 +32,7 @@ from ..audit import record as audit_record
 from ..audit.record import MAX_EDITS, MAX_TEXT
 from ..audit.sources import Request
 from ..core import Edit, Finding, InvalidTarget, Policy
+from ..core import backends as servers
 from ..core.options import OptionNames, policy_from_options
 from .signed import detect_signature, may_carry_signature
 from .target import Checked, HostCheck, check_target, edit_rules, host_check, wire_safe
@@ -49,6 +50,7 @@ MAX_INLINE = 8 * 1024  # bytes: what browsers and servers accept (see the addon'
 # (up to three times as long) would cost the event loop to forward.
 MAX_TARGET = 64 * 1024
 TOO_LONG = "urlsan_max_target"  # rejected_by, for a target refused for its length alone
+BACKENDS = "urlsan_backends"  # rejected_by, for a target a protected server reads otherwise
 
 # The proxy's option names, which its messages and a record's reasons quote.
 OPTION_NAMES = OptionNames(
@@ -70,6 +72,10 @@ class Settings(NamedTuple):
     targets: tuple[Policy, Policy | None, Policy]
     hosts: HostCheck  # the Host check of the policy the mode checks hosts with
     lenient_hosts: HostCheck
+    # The servers behind the proxy (`urlsan.core.backends`) whose reading of a forwarded
+    # target must be RFC 3986's: a request one of them would route otherwise is refused
+    # (recorded only, in audit mode).
+    backends: tuple[str, ...] = ()
 
 
 def settings(
@@ -82,9 +88,11 @@ def settings(
     drop_params: Sequence[str] = (),
     keep_params: Sequence[str] = (),
     names: OptionNames = OPTION_NAMES,
+    backends: str | Sequence[str] = (),
+    backends_option: str = "urlsan_backends",
 ) -> Settings:
     """`Settings` from option values.  Raises `ValueError` naming the bad option as ``names``
-    (default: the proxy's) calls it."""
+    and ``backends_option`` (default: the proxy's) call it."""
     if mode not in MODES:
         raise ValueError(f"urlsan_mode must be one of {', '.join(MODES)}, not {mode!r}")
     if signed not in SIGNED:
@@ -95,6 +103,7 @@ def settings(
     strict = dataclasses.replace(policy, strict=True)
     lenient = dataclasses.replace(policy, strict=False).with_rules("-reject-escaped-slash")
     reject = mode == "reject"
+    protected = servers.parse_names(backends, backends_option)
     return Settings(
         mode=mode,
         policy=policy,
@@ -105,6 +114,7 @@ def settings(
         else (policy, None, lenient),
         hosts=host_check(strict if reject else policy),
         lenient_hosts=host_check(lenient),
+        backends=protected,
     )
 
 
@@ -120,7 +130,9 @@ class Outcome(NamedTuple):
     rules: frozenset[str]  # every rule that changed something
     findings: tuple[Finding, ...]
     reason: str = ""  # why a target was rejected (or, audited, would have been)
-    rejected_by: str = ""  # the rule (or TOO_LONG) that refused it
+    rejected_by: str = ""  # the rule (or TOO_LONG, or BACKENDS) that refused it
+    # The protected servers that would route the forwarded target otherwise than RFC 3986.
+    divergences: tuple[servers.Divergence, ...] = ()
 
     @property
     def after(self) -> str | None:
@@ -150,6 +162,7 @@ class Outcome(NamedTuple):
             edits_total=self.edits_total,
             reason=self.reason if self.rejected_by else "",
             rejected_by=self.rejected_by,
+            backends=[d._asdict() for d in self.divergences],
         )
 
 
@@ -220,6 +233,8 @@ def untouched(
     ``unchanged``, with no findings, for exactly these."""
     if target.changed or target.findings or target.refused is not None or authority:
         return False
+    if settings.backends and not servers.plain(target.input.encode("utf-8", "surrogateescape")):
+        return False  # a protected server may read it otherwise: `decide` looks
     try:
         return _canonical_host(host, scheme, settings.hosts)[0] is None
     except InvalidTarget:
@@ -248,8 +263,50 @@ def decide(request: Request, settings: Settings, target: Checked) -> Outcome:
         rules = rules | edit_rules(host_edits + auth_edits)
         total += len(host_edits) + len(auth_edits)
     action = _action(request, settings, target, target.changed or bool(host or authority))
+    if settings.backends:
+        diverging = _divergences(request, target, action, settings.backends)
+        if diverging:
+            return _diverged(
+                action, settings, target, (host, authority), diverging, (edits, total), rules
+            )
     return _new(
-        Outcome, (action, target, host, authority, edits, total, rules, target.findings, "", "")
+        Outcome,
+        (action, target, host, authority, edits, total, rules, target.findings, "", "", ()),
+    )
+
+
+def _divergences(
+    request: Request, target: Checked, action: str, names: tuple[str, ...]
+) -> tuple[servers.Divergence, ...]:
+    """The protected servers that would route what is forwarded otherwise than RFC 3986 reads
+    it: the canonical target once rewritten (or redirected to), else the target as it came."""
+    if form(request.target) != "origin":
+        return ()
+    canonical = target.wire.decode("ascii") if target.wire is not None else target.url
+    forwarded = canonical if action in ("rewritten", "redirected") else request.target
+    return servers.divergences(forwarded, names, canonical=canonical)
+
+
+def _diverged(
+    action: str,
+    settings: Settings,
+    target: Checked,
+    hosts: tuple[str | None, str | None],
+    diverging: tuple[servers.Divergence, ...],
+    changes: tuple[tuple[Edit, ...], int],
+    rules: frozenset[str],
+) -> Outcome:
+    """A protected server reads the target otherwise: refused (400) in rewrite, reject and
+    redirect modes, recorded only in audit mode.  Each server is a finding."""
+    findings = target.findings + servers.findings(diverging)
+    (host, authority), (edits, total) = hosts, changes
+    if settings.mode == "audit":
+        return Outcome(
+            action, target, host, authority, edits, total, rules, findings, "", "", diverging
+        )
+    reason = "; ".join(servers.said(d) for d in diverging)
+    return Outcome(
+        "rejected", target, host, None, (), 0, frozenset(), findings, reason, BACKENDS, diverging
     )
 
 

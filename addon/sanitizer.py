@@ -95,6 +95,7 @@ def parse_settings(
     max_target: int = MAX_TARGET,
     drop_params: Sequence[str] = (),
     keep_params: Sequence[str] = (),
+    backends: Sequence[str] = (),
 ) -> Settings:
     """Build `Settings` from option values.  Raises `ValueError` naming the bad option."""
     if max_inline < 0:
@@ -112,6 +113,7 @@ def parse_settings(
         max_target=max_target,
         drop_params=drop_params,
         keep_params=keep_params,
+        backends=backends,
     )
     flt = None
     if filter_expr:
@@ -240,6 +242,16 @@ class UrlSanitizer:
             "bytes never forwarded (controls, spaces, non-ASCII): 414 URI Too Long; reject "
             "answers 414.",
         )
+        loader.add_option(
+            "urlsan_backends",
+            Sequence[str],
+            [],
+            "The servers behind the proxy to protect: nginx, apache, tomcat, jetty, go, go-mux, "
+            "node, werkzeug (iis, haproxy, envoy from their documentation). A request one of "
+            "them would route on another path than RFC 3986 reads (the reading urlsan's record "
+            "and the proxy's filters see) is answered 400 in rewrite, reject and redirect "
+            "modes, and recorded with the server's reading in audit mode.",
+        )
 
     def configure(self, updated: set[str]) -> None:
         names = {
@@ -253,6 +265,7 @@ class UrlSanitizer:
             "urlsan_max_target",
             "urlsan_drop_params",
             "urlsan_keep_params",
+            "urlsan_backends",
         }
         if updated & names:
             o = ctx.options
@@ -268,6 +281,7 @@ class UrlSanitizer:
                     o.urlsan_max_target,
                     o.urlsan_drop_params,
                     o.urlsan_keep_params,
+                    o.urlsan_backends,
                 )
             except ValueError as e:
                 raise exceptions.OptionsError(  # type: ignore[no-untyped-call]
@@ -309,6 +323,8 @@ class UrlSanitizer:
         for name in ("urlsan_drop_params", "urlsan_keep_params"):
             if getattr(o, name):
                 parts.append(f"{name} {','.join(getattr(o, name))}")
+        if decided.backends:
+            parts.append(f"protecting {', '.join(decided.backends)}")
         if decided.signed != "skip":
             parts.append(f"signed requests {decided.signed}")
         if o.urlsan_filter:
@@ -591,8 +607,11 @@ def _comment(outcome: Outcome) -> str:
     cut = "…" if len(before) > _COMMENT_TARGET else ""
     # Raw bytes that are not UTF-8 as \udcXX, controls and bidi overrides as \xXX/\uXXXX:
     # shown, never acted on by the page.
-    shown = before[:_COMMENT_TARGET].encode("utf-8", "backslashreplace").decode("utf-8")
-    lines.append(f"original target: {_UNSHOWN.sub(_escape, shown)}{cut}")
+    shown = before[:_COMMENT_TARGET]
+    if not (shown.isascii() and shown.isprintable()):  # most targets: nothing to escape
+        shown = shown.encode("utf-8", "backslashreplace").decode("utf-8")
+        shown = _UNSHOWN.sub(_escape, shown)
+    lines.append(f"original target: {shown}{cut}")
     findings = outcome.findings
     if findings:
         named = [f"{f.rule} ({f.component} at {f.offset})" for f in findings[:_COMMENT_FINDINGS]]

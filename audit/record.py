@@ -131,6 +131,7 @@ def facts(
     edits_total: int | None = None,
     reason: str = "",
     rejected_by: str = "",
+    backends: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
     """What urlsan did with one target: the part of the record the addon also keeps in
     ``flow.metadata["urlsan"]``, so it is built once and is as small as the record.
@@ -157,6 +158,8 @@ def facts(
         out["reason"] = reason
     if rejected_by:
         out["rejected_by"] = rejected_by
+    if backends:  # the protected servers that read the target otherwise, and their reading
+        out["backends"] = list(backends)
     if len(before) > MAX_TEXT or (after is not None and len(after) > MAX_TEXT):
         out["before"] = before[:MAX_TEXT]
         out["after"] = None if after is None else after[:MAX_TEXT]

@@ -17,6 +17,7 @@ from typing import IO, Any, cast
 from ..addon import decision
 from ..audit import record, sources
 from ..audit.redact import DEFAULT_REDACT, Redactor
+from ..core import backends
 from ..core.policy import PROFILES
 from .canon import FLAGS
 from .inputs import close_input
@@ -70,6 +71,14 @@ def add_parser(sub: Any) -> None:
         choices=decision.MODES,
         default="audit",
         help="record what the proxy would have done in this urlsan_mode (default: audit)",
+    )
+    audit.add_argument(
+        "--backends",
+        metavar="NAMES",
+        default="",
+        help="comma-separated servers behind the proxy, as urlsan_backends: a request one of "
+        "them would route otherwise than RFC 3986 is recorded with its reading (and rejected "
+        "in the other modes): " + ", ".join(backends.NAMES),
     )
     audit.add_argument(
         "--signed",
@@ -177,7 +186,13 @@ def cmd_audit(args: argparse.Namespace) -> int:
     names = DEFAULT_REDACT if args.redact is None else args.redact.split(",")
     try:
         settings = decision.settings(
-            args.mode, args.profile, args.rules, signed=args.signed, names=FLAGS
+            args.mode,
+            args.profile,
+            args.rules,
+            signed=args.signed,
+            names=FLAGS,
+            backends=args.backends,
+            backends_option="--backends",
         )
     except ValueError as e:
         raise UsageError(str(e)) from None

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import IO, Any
 
-from ..core import Policy, canonicalize
+from ..core import Policy, backends, canonicalize
 from ..core.options import OptionNames, policy_from_options
 from ..core.policy import PROFILES
 from .argtypes import jobs, positive
@@ -91,6 +91,14 @@ def add_parser(sub: Any) -> None:
         "--check",
         action="store_true",
         help="list the inputs that are not canonical; exit 1 if there are any",
+    )
+    canon.add_argument(
+        "--backends",
+        metavar="NAMES",
+        default="",
+        help="comma-separated servers behind a proxy (" + ", ".join(backends.NAMES) + "): a "
+        "URL one of them would route otherwise than RFC 3986 reads its canonical form gets a "
+        "backend-divergence finding, and is an offender for --check",
     )
     canon.add_argument(
         "--dedupe",
@@ -313,6 +321,12 @@ def _mode(args: argparse.Namespace) -> Mode:
 
 
 def _processor(args: argparse.Namespace, policy: Policy, name: str) -> Processor:
+    try:
+        protected = backends.parse_names(args.backends, "--backends")
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    if protected and not (args.check or args.json or args.diff):
+        raise UsageError("--backends says what servers read: use it with --check, --json or --diff")
     return Processor(
         policy,
         mode=_mode(args),
@@ -323,6 +337,7 @@ def _processor(args: argparse.Namespace, policy: Policy, name: str) -> Processor
         sep=b"\0" if args.null else b"\n",
         name=name,
         colors=_colors(args),
+        backends=protected,
     )
 
 

@@ -7,7 +7,7 @@ import json
 from enum import Enum
 from typing import Any
 
-from ..core import Result
+from ..core import Result, backends
 from .terminal import Colors, shown
 
 
@@ -26,6 +26,16 @@ def rules_of(r: Result) -> str:
     return ", ".join(dict.fromkeys(e.rule for e in r.edits))
 
 
+def diverging(r: Result) -> list[str]:
+    """What the servers named by ``--backends`` read otherwise (their findings' details)."""
+    return [f.detail for f in r.findings if f.rule == backends.FINDING]
+
+
+def offends(text: str, r: Result) -> bool:
+    """--check: a line that is not canonical, or that a named server reads otherwise."""
+    return r.url != text or bool(diverging(r))
+
+
 class Format:
     """A mode's formatter; this one writes the canonical URLs (`Mode.URL`).  `line` returns the
     output of a valid line ('' for none), `bad` that of a bad line written through
@@ -35,6 +45,10 @@ class Format:
 
     def __init__(self, sep: str, name: str, colors: Colors) -> None:
         self.sep, self.name, self.colors = sep, name, colors
+
+    def counts(self, text: str, r: Result) -> bool:
+        """Whether the line counts as changed (an offender, for --check)."""
+        return r.url != text
 
     def line(self, number: int, text: str, r: Result) -> str:
         return r.url + self.sep
@@ -77,15 +91,23 @@ class _Diff(Format):
 
 
 class _Check(_Diff):
+    def counts(self, text: str, r: Result) -> bool:
+        return offends(text, r)
+
     def line(self, number: int, text: str, r: Result) -> str:
-        if r.url == text:
+        servers = diverging(r)
+        if r.url == text and not servers:
             return ""
-        return f"{self.name}:{number}: {rules_of(r)}: {shown(text)} -> {shown(r.url)}\n"
+        what = "; ".join(filter(None, [rules_of(r), *servers]))
+        return f"{self.name}:{number}: {what}: {shown(text)} -> {shown(r.url)}\n"
 
 
 class _CheckJson(_Diff):
+    def counts(self, text: str, r: Result) -> bool:
+        return offends(text, r)
+
     def line(self, number: int, text: str, r: Result) -> str:
-        if r.url == text:
+        if not offends(text, r):
             return ""
         return json.dumps({"line": number, **r.as_dict()}, ensure_ascii=False) + "\n"
 

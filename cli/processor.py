@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from ..core import InvalidTarget, Policy, Result, canonicalize, many
+from ..core import InvalidTarget, Policy, Result, backends, canonicalize, many
 from .blocks import Block, Done, Entry
 from .formats import FORMATS, Format, Mode
 from .inputs import MAX_LINE_BYTES
@@ -42,13 +42,14 @@ class Processor:
     sep: bytes = b"\n"
     name: str = "<stdin>"
     colors: bool = False
+    backends: tuple[str, ...] = ()  # --backends: servers whose reading differs is a finding
 
     def __call__(self, block: Block) -> Done:
         lines, utf8 = self._texts(block)
         fmt = FORMATS[self.mode](self.sep.decode(), self.name, Colors(self.colors))
         if self.dedupe:
             return self._keyed(lines, block.first, fmt)
-        if self.mode is Mode.URL and utf8:
+        if self.mode is Mode.URL and utf8 and not self.backends:
             return self._urls(lines, block.first, fmt)
         return self._plain(lines, block.first, fmt)
 
@@ -103,11 +104,15 @@ class Processor:
         if problem is not None:
             return ("" if problem.startswith("longer") else text), None, problem
         try:
-            return text, canonicalize(text, self.policy, form=self.form), None
+            r = canonicalize(text, self.policy, form=self.form)
         except InvalidTarget as e:
             return text, None, f"rejected: {e}"
         except Exception as e:  # a bug in urlsan must not stop a ten-million-line run
             return text, None, f"internal error, please report: {type(e).__name__}: {e}"
+        if self.backends:
+            found = backends.divergences(backends.origin_form(r.url), self.backends)
+            r = r._replace(findings=r.findings + backends.findings(found))
+        return text, r, None
 
     def _plain(self, lines: list[str], first: int, fmt: Format) -> Done:
         """Any mode but --dedupe: the output, cut before each bad line."""
@@ -119,7 +124,7 @@ class Processor:
             text, r, problem = self._canon(line)
             if r is not None:
                 valid += 1
-                changed += fmt.changes and r.url != text
+                changed += fmt.changes and fmt.counts(text, r)
                 out.append(fmt.line(number, text, r))
                 continue
             pieces.append(_encode(out))
@@ -152,7 +157,7 @@ class Processor:
                     break
                 continue
             valid += 1
-            is_changed = r.url != text
+            is_changed = fmt.counts(text, r)
             changed += is_changed
             dup = text  # shown() by the main process, for the few that are duplicates
             if checking and self.mode is Mode.CHECK_JSON:

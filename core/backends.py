@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterator
+import urllib.parse
+from collections.abc import Callable, Iterator, Sequence
 from typing import NamedTuple
 
 from .backend_models import DECODERS, DOTS, MODELS, OPTIONS, Decoder, Dots, Model, Step
+from .result import Finding
 
 NAMES: tuple[str, ...] = tuple(MODELS)
 MEASURED: tuple[str, ...] = tuple(n for n, m in MODELS.items() if m.measured)
@@ -127,6 +129,95 @@ def readings(target: str | bytes, names: tuple[str, ...] = NAMES) -> dict[str, R
             raise ValueError(f"unknown server {name!r}: one of {', '.join(NAMES)}")
         out[name] = walk(raw, chosen)
     return out
+
+
+class Divergence(NamedTuple):
+    """One server reads a target otherwise than RFC 3986 does (`divergences`)."""
+
+    server: str
+    path: str  # the path the server routes on
+    rfc: str  # the path as RFC 3986 reads it: segments decoded, "/" inside one kept as %2F
+    climbs: bool  # the server's path leaves a directory the RFC reading stays in
+
+
+def rfc_segments(canonical: str) -> tuple[str, ...]:
+    """The path of the canonical origin-form target ``canonical`` as RFC 3986 reads it: split
+    on "/" (RFC 3986 §3.3), then each segment decoded (§2.1; UTF-8, a byte that is none kept
+    as a surrogate escape).  The ``/.`` that guards a path starting with ``//`` (§5.2.4's
+    output, which would read as an authority) is no segment of it."""
+    path = canonical.partition("?")[0].partition("#")[0]
+    if path.startswith("/.//"):
+        path = path[2:]
+    return tuple(urllib.parse.unquote(s, errors="surrogateescape") for s in path.split("/"))
+
+
+def _shown(segments: tuple[str, ...]) -> str:
+    return "/".join(s.replace("%", "%25").replace("/", "%2F") for s in segments)
+
+
+def _climbs(rfc: tuple[str, ...], server: tuple[str, ...]) -> bool:
+    # Named directories only: merging empty segments ("//") moves no request out of a folder.
+    folders = [s for s in rfc[:-1] if s]
+    return [s for s in server if s][: len(folders)] != folders
+
+
+def divergences(
+    forwarded: str | bytes, names: tuple[str, ...] = MEASURED, *, canonical: str | None = None
+) -> tuple[Divergence, ...]:
+    """The servers of ``names`` that route the request-target ``forwarded`` on another path
+    than RFC 3986 reads in ``canonical`` (urlsan's canonical form of the same target; default:
+    ``forwarded`` itself, when that is what is forwarded).  A server that refuses the target
+    reads nothing: it answers 4xx itself.  A `plain` target costs one scan."""
+    raw = _origin_form(forwarded)
+    if canonical is None:
+        canonical = raw.decode("utf-8", "surrogateescape")
+        if plain(raw):
+            return ()
+    rfc = rfc_segments(canonical)
+    out = []
+    for name, reading in readings(raw, names).items():
+        if reading.refused or reading.path is None:
+            continue
+        server = tuple(reading.path.split("/"))
+        if server != rfc:
+            out.append(Divergence(name, reading.path, _shown(rfc), _climbs(rfc, server)))
+    return tuple(out)
+
+
+def parse_names(value: str | Sequence[str], option: str = "backends") -> tuple[str, ...]:
+    """Server names given as a list or comma-separated, each one of `NAMES`, in order, once
+    each; `ValueError` names ``option`` and the first unknown one."""
+    items = value.split(",") if isinstance(value, str) else [n for v in value for n in v.split(",")]
+    names = tuple(dict.fromkeys(n.strip() for n in items if n.strip()))
+    unknown = [n for n in names if n not in NAMES]
+    if unknown:
+        raise ValueError(f"{option}: unknown server {unknown[0]!r}; choose from {', '.join(NAMES)}")
+    return names
+
+
+FINDING = "backend-divergence"  # the rule of the finding a divergence is reported as
+
+
+def said(d: Divergence) -> str:
+    """A divergence in words, as a finding's detail and a refusal's reason say it."""
+    climbs = ", out of a directory RFC 3986 keeps it in" if d.climbs else ""
+    return f"{d.server} routes it as {d.path!r} where RFC 3986 reads {d.rfc!r}{climbs}"
+
+
+def findings(diverging: tuple[Divergence, ...]) -> tuple[Finding, ...]:
+    """A finding per server that reads the target otherwise (`FINDING`, in the path)."""
+    return tuple(Finding(FINDING, "path", 0, said(d)) for d in diverging)
+
+
+def origin_form(url: str) -> str:
+    """The origin-form request-target of a canonical URL (its path and query; "/" for an empty
+    path), or the URL itself when it is one already: what a server behind a proxy receives."""
+    if url.startswith("/"):
+        return url.partition("#")[0]
+    after = url.partition("//")[2] if "//" in url.partition("?")[0] else ""
+    cut = min((i for i in (after.find(c) for c in "/?#") if i >= 0), default=len(after))
+    rest = after[cut:].partition("#")[0]
+    return rest if rest.startswith("/") else "/" + rest
 
 
 def walk(raw: bytes, model: Model) -> Reading:

@@ -88,9 +88,12 @@ def _records(path: Path) -> list[dict[str, Any]]:
     return [_comparable(json.loads(line)) for line in path.read_text("ascii").splitlines()]
 
 
+@pytest.mark.parametrize("backends", ["", "tomcat,nginx"])
 @pytest.mark.parametrize("profile", sorted(PROFILES))
 @pytest.mark.parametrize("mode", MODES)
-def test_proxy_and_audit_write_the_same_records(tmp_path: Path, mode: str, profile: str) -> None:
+def test_proxy_and_audit_write_the_same_records(
+    tmp_path: Path, mode: str, profile: str, backends: str
+) -> None:
     recording, proxy_log, audit_log = (tmp_path / n for n in ("flows", "proxy.jsonl", "a.jsonl"))
     addon = UrlSanitizer()
     with taddons.context(addon) as tctx, recording.open("wb") as out:
@@ -100,6 +103,7 @@ def test_proxy_and_audit_write_the_same_records(tmp_path: Path, mode: str, profi
             urlsan_profile=profile,
             urlsan_log=str(proxy_log),
             urlsan_max_inline=MAX_TARGET,  # inline, so that the hook returns the outcome
+            urlsan_backends=backends.split(",") if backends else [],
         )
         writer = FlowWriter(out)
         for entry in CORPUS:
@@ -108,13 +112,16 @@ def test_proxy_and_audit_write_the_same_records(tmp_path: Path, mode: str, profi
             assert addon.requestheaders(f) is None
         addon.done()
     status = urlsan_main(
-        ["audit", "-q", "--mode", mode, "--profile", profile, "-o", str(audit_log), str(recording)]
-    )
+        ["audit", "-q", "--mode", mode, "--profile", profile, "--backends", backends,
+         "-o", str(audit_log), str(recording)]
+    )  # fmt: skip
     assert status == 0
     proxy, audited = _records(proxy_log), _records(audit_log)
     actions = {r["action"] for r in proxy}
     assert len(proxy) >= len(CORPUS) - 3  # the clean ones leave no record
-    assert actions >= {"skipped-oversize", "skipped-signed"} or mode == "reject"
+    assert actions >= {"skipped-oversize", "skipped-signed"} or mode == "reject" or backends
+    if backends:  # the corpus holds targets Tomcat or nginx read otherwise than RFC 3986
+        assert any(r.get("backends") for r in proxy)
     for mine, theirs in zip(proxy, audited, strict=True):
         assert mine == theirs
 
@@ -130,3 +137,54 @@ def test_strict_refusal_keeps_its_findings_in_both() -> None:
     outcome = decision.examine(request, settings)
     assert outcome is not None and outcome.rejected_by
     assert "encoded-dot-segment" in {f.rule for f in outcome.findings}
+
+
+@pytest.mark.parametrize(
+    "mode, target, action",
+    [
+        ("rewrite", b"/a/..;/b", "rejected"),  # Tomcat strips ";" before it resolves ".."
+        ("reject", b"/a/..;/b", "rejected"),
+        ("redirect", b"/a/..;/b", "rejected"),
+        ("audit", b"/a/..;/b", "unchanged"),  # recorded with the finding, forwarded
+        ("rewrite", b"/a/b/..", "rewritten"),  # forwarded as /a/, which Tomcat reads so
+        ("audit", b"/a/b/..", "audited"),  # forwarded as it came: RFC 3986 /a/, Tomcat /a
+        ("rewrite", b"/a/%7eb/", "rewritten"),  # Tomcat reads /a/~b/, as RFC 3986 does
+        ("rewrite", b"/index.html", "unchanged"),
+    ],
+)
+def test_a_protected_backend(mode: str, target: bytes, action: str) -> None:
+    from urlsan.addon import decision
+    from urlsan.audit.sources import Request
+
+    settings = decision.settings(mode, backends=["tomcat"])
+    request = Request(None, "", "GET", "http", "example.com", target, "HTTP/1.1", "")
+    outcome = decision.examine(request, settings)
+    assert outcome is not None and outcome.action == action
+    diverging = [f for f in outcome.findings if f.rule == "backend-divergence"]
+    assert bool(diverging) == (outcome.rejected_by == "urlsan_backends" or mode == "audit")
+    if diverging:
+        assert diverging[0].detail.startswith("tomcat routes it as ")
+        assert outcome.facts["backends"][0]["server"] == "tomcat"
+
+
+def test_an_unknown_backend_is_an_error() -> None:
+    from urlsan.addon import decision
+
+    with pytest.raises(ValueError, match="urlsan_backends: unknown server 'tomcta'"):
+        decision.settings(backends="tomcta")
+
+
+def test_the_addon_option(tmp_path: Path) -> None:
+    from mitmproxy import exceptions
+
+    addon = UrlSanitizer()
+    with taddons.context(addon) as tctx:
+        tctx.configure(addon, urlsan_backends=["tomcat"], urlsan_log=str(tmp_path / "log"))
+        assert "protecting tomcat" in addon.startup_line()
+        f = _flow(b"GET", b"/a/..;/b", b"example.com", False, b"", [])
+        addon.requestheaders(f)
+        assert f.response is not None and f.response.status_code == 400
+        assert b"tomcat routes it as '/b'" in f.response.content
+        assert f.metadata["urlsan"]["backends"][0]["path"] == "/b"
+        with pytest.raises(exceptions.OptionsError, match="unknown server 'tomcta'"):
+            tctx.configure(addon, urlsan_backends=["tomcta"])

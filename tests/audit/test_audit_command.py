@@ -171,3 +171,18 @@ def test_a_torn_gzip_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     source.write_bytes(whole[:40])
     assert main(["audit", str(source)]) == 2
     assert f"cannot read {source}: Compressed file ended" in capsys.readouterr().err
+
+
+def test_backends(tmp_path: Path) -> None:
+    # nginx decodes %2F and then routes /a/b: a record names it and its reading; the proxy in
+    # reject mode would have answered 400.
+    status, records = audit(tmp_path, "--backends", "nginx")
+    assert status == 0
+    (record,) = [r for r in records if r["before"] == "/a%2fb"]
+    assert record["backends"] == [
+        {"server": "nginx", "path": "/a/b", "rfc": "/a%2Fb", "climbs": False}
+    ]
+    assert record["action"] == "audited"
+    status, records = audit(tmp_path, "--backends", "nginx", "--mode", "reject")
+    (record,) = [r for r in records if r["before"] == "/a%2fb"]
+    assert (record["action"], record["rejected_by"]) == ("rejected", "urlsan_backends")

@@ -317,3 +317,37 @@ def test_a_reader_that_goes_away_is_status_141(tmp_path: Path) -> None:
     proc.stdout.close()
     assert proc.wait(timeout=60) == EXIT_BROKEN_PIPE
     assert proc.stderr.read() == b""
+
+
+def test_check_with_backends(urlsan: RunUrlsan) -> None:
+    # Canonical, yet Tomcat strips ";" before it resolves "..": an offender for --check.
+    r = urlsan(
+        "canon",
+        "--check",
+        "--backends",
+        "tomcat",
+        "http://h/a/..;/b",
+        "http://h/ok",
+        "http://h/%7e",
+    )
+    assert r.status == EXIT_OFFENDERS
+    assert len(r.lines) == 2
+    assert "tomcat routes it as '/b' where RFC 3986 reads '/a/..;/b'" in r.lines[0]
+    assert r.lines[1].endswith("http://h/%7e -> http://h/~")
+    r = urlsan("canon", "--json", "--backends", "nginx,tomcat", "http://h/a/..%2f/b")
+    found = json.loads(r.lines[0])["findings"]
+    assert [f["detail"].split()[0] for f in found if f["rule"] == "backend-divergence"] == [
+        "nginx"
+    ]  # Tomcat refuses %2F: it answers 400 itself, reading nothing
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--check", "--backends", "tomcta"], "--backends: unknown server 'tomcta'"),
+        (["--backends", "tomcat"], "use it with --check, --json or --diff"),
+    ],
+)
+def test_backends_usage_errors(urlsan: RunUrlsan, args: list[str], message: str) -> None:
+    r = urlsan("canon", *args, "http://h/")
+    assert r.status == EXIT_USAGE and message in r.err
