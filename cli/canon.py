@@ -467,7 +467,8 @@ class _Session:
         args = self.args
         summary = []
         if args.check:
-            summary.append(f"{self.offenders:,} of {self.valid:,} URLs not canonical")
+            servers = f" or read otherwise by {args.backends}" if args.backends else ""
+            summary.append(f"{self.offenders:,} of {self.valid:,} URLs not canonical{servers}")
         elif args.diff:
             summary.append(f"{self.changed:,} of {self.valid:,} URLs changed")
         if args.dedupe:
