@@ -37,7 +37,7 @@ from ..audit import record as audit_record
 from ..audit.log import AuditLog
 from ..audit.record import MAX_TEXT
 from ..audit.redact import DEFAULT_REDACT, Redactor
-from ..core import Policy
+from ..core import Finding, Policy
 from . import decision
 from .decision import MAX_INLINE, MAX_TARGET, MODES, SIGNED, TOO_LONG, Outcome, Request
 from .target import Checked, lower_priority, wire_safe
@@ -612,13 +612,18 @@ def _comment(outcome: Outcome) -> str:
         shown = shown.encode("utf-8", "backslashreplace").decode("utf-8")
         shown = _UNSHOWN.sub(_escape, shown)
     lines.append(f"original target: {shown}{cut}")
-    findings = outcome.findings
-    if findings:
-        named = [f"{f.rule} ({f.component} at {f.offset})" for f in findings[:_COMMENT_FINDINGS]]
-        if len(findings) > _COMMENT_FINDINGS:
-            named.append(f"{len(findings) - _COMMENT_FINDINGS} more")
-        lines.append(f"findings: {', '.join(named)}")
+    if outcome.findings:
+        lines.append(_findings_note(tuple(outcome.findings)))
     return "\n".join(lines)
+
+
+@functools.lru_cache(maxsize=256)
+def _findings_note(findings: tuple[Finding, ...]) -> str:
+    """The comment's line of findings; a proxy sees the same few again and again."""
+    named = [f"{f.rule} ({f.component} at {f.offset})" for f in findings[:_COMMENT_FINDINGS]]
+    if len(findings) > _COMMENT_FINDINGS:
+        named.append(f"{len(findings) - _COMMENT_FINDINGS} more")
+    return f"findings: {', '.join(named)}"
 
 
 @functools.lru_cache(maxsize=256)
