@@ -226,11 +226,206 @@ done:
     return result;
 }
 
+/* --- SURT keys: core/surt.py's _ia_key_plain, in C ---------------------------------------
+ *
+ * ia_plain(url) -> str | None: the ia profile's cdx-form key of a plain http(s) URL, or None
+ * for any other URL (core/surt.py's full steps key it).  The same rules as _ia_key_plain, which
+ * tests/core/test_surt.py holds this to: ASCII, lowered first; "http://" or "https://"; a host
+ * of [a-z0-9_.-] that is not all digits and dots and has no empty label; a port of 1 to 5
+ * digits up to 65535; a path and query of the characters below (no "%", no space, no "#"; no
+ * "(" or ")" in the path); a fragment of printable ASCII; no "/." or "//" in the path; no
+ * "sid", "sessionid" or "cfid" in the query. */
+
+static unsigned char path_ok[256], query_ok[256];
+
+static void plain_tables(void) {
+    const char *path = "!$&'*+,-./0123456789:;=@[]_abcdefghijklmnopqrstuvwxyz~|^`{}\\\"<>";
+    for (const char *c = path; *c; c++) path_ok[(unsigned char)*c] = query_ok[(unsigned char)*c] = 1;
+    query_ok['('] = query_ok[')'] = query_ok['?'] = 1;
+}
+
+static int host_char(unsigned char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
+}
+
+static int has(const char *s, Py_ssize_t n, const char *what) {
+    Py_ssize_t k = (Py_ssize_t)strlen(what);
+    for (Py_ssize_t i = 0; i + k <= n; i++)
+        if (memcmp(s + i, what, (size_t)k) == 0) return 1;
+    return 0;
+}
+
+typedef struct {
+    const char *s;
+    Py_ssize_t n, eq; /* eq: the offset of the first "=", or -1 */
+} Arg;
+
+/* Python's order of (name,) and (name, value) tuples. */
+static int arg_order(const void *pa, const void *pb) {
+    const Arg *a = pa, *b = pb;
+    Py_ssize_t an = a->eq < 0 ? a->n : a->eq, bn = b->eq < 0 ? b->n : b->eq;
+    int c = memcmp(a->s, b->s, (size_t)(an < bn ? an : bn));
+    if (c || an != bn) return c ? c : (an < bn ? -1 : 1);
+    if ((a->eq < 0) != (b->eq < 0)) return a->eq < 0 ? -1 : 1;
+    if (a->eq < 0) return 0;
+    Py_ssize_t av = a->n - an - 1, bv = b->n - bn - 1;
+    c = memcmp(a->s + an + 1, b->s + bn + 1, (size_t)(av < bv ? av : bv));
+    return c ? c : (av < bv ? -1 : av > bv);
+}
+
+/* The query's parameters sorted into out (n bytes); -1: no memory. */
+static int sort_query(const char *q, Py_ssize_t n, char *out) {
+    Py_ssize_t count = 1;
+    for (Py_ssize_t i = 0; i < n; i++) count += q[i] == '&';
+    Arg *args = PyMem_Malloc((size_t)count * sizeof(Arg));
+    if (!args) return -1;
+    Py_ssize_t k = 0, start = 0;
+    for (Py_ssize_t i = 0; i <= n; i++) {
+        if (i < n && q[i] != '&') continue;
+        Arg *a = &args[k++];
+        a->s = q + start;
+        a->n = i - start;
+        a->eq = -1;
+        for (Py_ssize_t j = 0; j < a->n; j++)
+            if (a->s[j] == '=') {
+                a->eq = j;
+                break;
+            }
+        start = i + 1;
+    }
+    qsort(args, (size_t)count, sizeof(Arg), arg_order);
+    Py_ssize_t w = 0;
+    for (k = 0; k < count; k++) {
+        if (k) out[w++] = '&';
+        memcpy(out + w, args[k].s, (size_t)args[k].n);
+        w += args[k].n;
+    }
+    PyMem_Free(args);
+    return 0;
+}
+
+typedef struct {
+    Py_ssize_t host, host_end, port, port_end, path, path_end, query, query_end;
+} Plain;
+
+/* The parts of a lowered URL (offsets), 0 when it is not plain. */
+static int plain_split(const char *u, Py_ssize_t n, Plain *p) {
+    Py_ssize_t i;
+    if (n >= 7 && memcmp(u, "http://", 7) == 0) i = 7;
+    else if (n >= 8 && memcmp(u, "https://", 8) == 0) i = 8;
+    else return 0;
+    p->host = i;
+    int letter = 0;
+    while (i < n && host_char((unsigned char)u[i])) {
+        letter |= u[i] != '.' && !(u[i] >= '0' && u[i] <= '9');
+        if (u[i] == '.' && (i == p->host || u[i - 1] == '.')) return 0;
+        i++;
+    }
+    p->host_end = i;
+    if (i == p->host || u[i - 1] == '.' || !letter) return 0;
+    p->port = p->port_end = -1;
+    if (i < n && u[i] == ':') {
+        p->port = ++i;
+        while (i < n && u[i] >= '0' && u[i] <= '9' && i - p->port < 6) i++;
+        p->port_end = i;
+        if (i == p->port || i - p->port > 5) return 0;
+    }
+    p->path = p->path_end = -1;
+    if (i < n && u[i] == '/') {
+        p->path = i;
+        while (i < n && path_ok[(unsigned char)u[i]]) i++;
+        p->path_end = i;
+    }
+    p->query = p->query_end = -1;
+    if (i < n && u[i] == '?') {
+        p->query = ++i;
+        while (i < n && query_ok[(unsigned char)u[i]]) i++;
+        p->query_end = i;
+    }
+    if (i < n && u[i] == '#')
+        for (i++; i < n && u[i] > ' ' && u[i] < 0x7f;) i++;
+    return i == n;
+}
+
+static PyObject *plain_key(const char *u, Plain *p, int https, char *out) {
+    Py_ssize_t w = 0, hs = p->host, he = p->host_end;
+    if (he - hs >= 4 && memcmp(u + hs, "www", 3) == 0) { /* www\d*\. folded */
+        Py_ssize_t j = hs + 3;
+        while (j < he && u[j] >= '0' && u[j] <= '9') j++;
+        if (j < he && u[j] == '.') hs = j + 1;
+    }
+    for (Py_ssize_t e = he; e > hs;) { /* the labels reversed, joined by "," */
+        Py_ssize_t b = e;
+        while (b > hs && u[b - 1] != '.') b--;
+        memcpy(out + w, u + b, (size_t)(e - b));
+        w += e - b;
+        if (b > hs) out[w++] = ',';
+        e = b - 1;
+    }
+    if (p->port >= 0) {
+        long number = 0;
+        for (Py_ssize_t j = p->port; j < p->port_end; j++) number = number * 10 + (u[j] - '0');
+        if (number > 65535) Py_RETURN_NONE; /* InvalidTarget: the full steps say why */
+        if (number && number != (https ? 443 : 80)) w += sprintf(out + w, ":%ld", number);
+    }
+    out[w++] = ')';
+    Py_ssize_t ps = p->path, pe = p->path_end;
+    if (ps < 0) {
+        out[w++] = '/';
+    } else {
+        if (has(u + ps, pe - ps, "/.") || has(u + ps, pe - ps, "//")) Py_RETURN_NONE;
+        if (pe - ps > 1 && u[pe - 1] == '/') pe--;
+        memcpy(out + w, u + ps, (size_t)(pe - ps));
+        w += pe - ps;
+    }
+    Py_ssize_t qs = p->query, qe = p->query_end;
+    if (qs >= 0 && qe > qs) {
+        const char *q = u + qs;
+        if (has(q, qe - qs, "sid") || has(q, qe - qs, "sessionid") || has(q, qe - qs, "cfid"))
+            Py_RETURN_NONE;
+        out[w++] = '?';
+        if (memchr(q, '&', (size_t)(qe - qs))) {
+            if (sort_query(q, qe - qs, out + w) < 0) return PyErr_NoMemory();
+        } else {
+            memcpy(out + w, q, (size_t)(qe - qs));
+        }
+        w += qe - qs;
+    }
+    return PyUnicode_FromStringAndSize(out, w);
+}
+
+static PyObject *ia_plain(PyObject *self, PyObject *url) {
+    (void)self;
+    if (!PyUnicode_Check(url)) return PyErr_Format(PyExc_TypeError, "ia_plain() takes a str");
+    if (!PyUnicode_IS_ASCII(url)) Py_RETURN_NONE;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(url);
+    const char *raw = (const char *)PyUnicode_DATA(url);
+    char small[512], *buf = n <= 240 ? small : PyMem_Malloc((size_t)(2 * n + 16));
+    if (!buf) return PyErr_NoMemory();
+    char *low = buf, *out = buf + n;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        char c = raw[i];
+        low[i] = c >= 'A' && c <= 'Z' ? (char)(c + 32) : c;
+    }
+    Plain p;
+    PyObject *key;
+    if (plain_split(low, n, &p)) {
+        key = plain_key(low, &p, low[4] == 's', out);
+    } else {
+        key = Py_NewRef(Py_None);
+    }
+    if (buf != small) PyMem_Free(buf);
+    return key;
+}
+
 static PyMethodDef methods[] = {
     {"map_strings", (PyCFunction)(void (*)(void))map_strings, METH_FASTCALL,
      "map_strings(call, tail, field, fallback, validity, offsets, data, offset, length, large)"
      " -> (null_count, validity, offsets, data): one call per row of an Arrow string column,"
      " the result column's buffers written directly (int64 offsets)."},
+    {"ia_plain", ia_plain, METH_O,
+     "ia_plain(url) -> str | None: the ia SURT key of a plain http(s) URL (urlsan.core.surt's"
+     " short path), None for any other URL."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -247,4 +442,7 @@ static struct PyModuleDef module = {
     methods, slots, NULL, NULL, NULL,
 };
 
-PyMODINIT_FUNC PyInit__columns(void) { return PyModuleDef_Init(&module); }
+PyMODINIT_FUNC PyInit__columns(void) {
+    plain_tables();
+    return PyModuleDef_Init(&module);
+}

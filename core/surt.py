@@ -22,7 +22,10 @@ Two profiles:
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+from collections.abc import Callable
 from urllib.parse import quote_from_bytes, unquote_to_bytes
 
 from .canonical import canonicalize
@@ -121,7 +124,7 @@ def surt(
         if policy is not None:
             raise ValueError("the ia profile has no policy: it canonicalizes as surt.surt does")
         if form is None or form == "cdx":
-            return _ia_key_plain(url) or _ia_key_full(url, False)
+            return _short(url) or _ia_key_full(url, False)
         if form == "surt":
             return ia_key(url, with_scheme=True)
         raise ValueError(f"unknown SURT form {form!r}: one of {', '.join(FORMS)}")
@@ -169,7 +172,7 @@ def urlsan_key(canonical: str) -> str:
 def ia_key(url: str, with_scheme: bool = False) -> str:
     """The ia profile's key of ``url`` (text; its bytes are its UTF-8, surrogates as bytes)."""
     if not with_scheme:
-        key = _ia_key_plain(url)
+        key = _short(url)
         if key is not None:
             return key
     return _ia_key_full(url, with_scheme)
@@ -230,6 +233,14 @@ def _plain_host(host: str) -> str | None:
         elif www := _WWW_TEXT.match(host):
             host = host[www.end() :]
     return ",".join(host.split(".")[::-1])
+
+
+# The short path: in C where urlsan.core._columns is built (its ia_plain follows the same
+# rules), else _ia_key_plain.
+_short: Callable[[str], str | None] = _ia_key_plain
+if not os.environ.get("URLSAN_NO_EXTENSIONS"):
+    with contextlib.suppress(ImportError):
+        from ._columns import ia_plain as _short
 
 
 def _ia_key_full(url: str, with_scheme: bool) -> str:

@@ -5,6 +5,7 @@ profile never merges what `canonicalize` keeps apart."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from urlsan.core import InvalidTarget, canonicalize, surt
+from urlsan.core import InvalidTarget, canonicalize, compiled, surt
 from urlsan.core.surt import (
     IA_DIFFERENCES,
     _ia_key_full,
@@ -193,25 +194,40 @@ _PLAIN_PARTS = st.sampled_from(
 )  # fmt: skip
 
 
+def _short_paths() -> list[Any]:
+    """The short path in Python, and in C where urlsan.core._columns is built."""
+    paths = [pytest.param(_ia_key_plain, id="python")]
+    if not os.environ.get("URLSAN_NO_EXTENSIONS") and compiled.twin is not None:
+        from urlsan.core._columns import ia_plain
+
+        paths.append(pytest.param(ia_plain, id="c"))
+    return paths
+
+
+@pytest.mark.parametrize("short", _short_paths())
 @given(
     st.sampled_from(["http://", "https://", "HTTP://", "hTTpS://", "ftp://", "http:/"]),
     st.lists(_PLAIN_PARTS, max_size=12).map("".join),
 )
-def test_plain_path_agrees_with_every_step(scheme: str, rest: str) -> None:
+def test_plain_path_agrees_with_every_step(short: Any, scheme: str, rest: str) -> None:
     url = scheme + rest
-    key = _ia_key_plain(url)
+    key = short(url)
+    assert key == _ia_key_plain(url)
     if key is not None:
         assert key == _ia_key_full(url, False)
 
 
-def test_plain_path_takes_the_common_urls() -> None:
+@pytest.mark.parametrize("short", _short_paths())
+def test_plain_path_takes_the_common_urls(short: Any) -> None:
     corpus = [url for url in _corpus() if url.startswith(("http://", "https://"))]
-    taken = [url for url in corpus if _ia_key_plain(url) is not None]
+    taken = [url for url in corpus if short(url) is not None]
     assert len(taken) > 0.9 * len(corpus)
-    assert [url for url in taken if _ia_key_plain(url) != _ia_key_full(url, False)] == []
+    assert [url for url in taken if short(url) != _ia_key_full(url, False)] == []
     for url in ("http://1.2.3.4/", "http://a.com/%7e", "http://a.com/a/./b", "http://\u212a.com/",
                 "http://a.com:99999/", "http://a.com/?jsessionid=1", "http://.a.com/"):  # fmt: skip
-        assert _ia_key_plain(url) is None, url
+        assert short(url) is None, url
+    long = "http://a.com/" + "b/" * 300 + "?" + "&".join(f"k{i}=v" for i in range(200, 0, -1))
+    assert short(long) == _ia_key_full(long, False)
 
 
 @pytest.mark.parametrize(
