@@ -575,3 +575,71 @@ def test_short_requests_are_served_while_a_long_target_is_canonicalized(
             assert status(read_response(slow)) == 200
         forwarded = [r.target for r in upstream.take()]
     assert forwarded == [*(b"/s/%d/x" % i for i in range(5)), canonical(long_target)]
+
+
+# --- a first hour: the start-up line, misspelt options, the status of every record
+
+
+def test_start_up_line_and_statuses_of_a_real_proxy(tmp_path: Path) -> None:
+    """One line says what the proxy does; each record has its response's status: the
+    upstream's, urlsan's own, or none for a request the proxy stopped before answering."""
+    for name in ("redirect", "stopped"):
+        (tmp_path / name).mkdir()
+    silent = socket.create_server(("127.0.0.1", 0))  # accepts, never answers
+    silent_port = silent.getsockname()[1]
+    with upstream_server() as upstream:
+        with running_proxy(
+            tmp_path, "--mode", f"reverse:http://127.0.0.1:{upstream.port}"
+        ) as proxy:
+            line = (
+                f"urlsan: rewrite mode, profile rfc3986, the profile's rules, audit log {proxy.log}"
+            )
+            for _ in range(100):  # it follows mitmproxy's "listening at"
+                if any(line in shown for shown in proxy.output):
+                    break
+                time.sleep(0.1)
+            assert any(line in shown for shown in proxy.output), proxy.output
+            response = raw_request(proxy.port, b"GET /a/./b HTTP/1.1\r\nHost: h\r\n\r\n")
+            assert response.startswith(b"HTTP/1.1 200")
+        with running_proxy(
+            tmp_path / "redirect",
+            "--mode",
+            f"reverse:http://127.0.0.1:{upstream.port}",
+            "--set",
+            "urlsan_mode=redirect",
+        ) as redirecting:
+            response = raw_request(redirecting.port, b"GET /c/./d HTTP/1.1\r\nHost: h\r\n\r\n")
+            assert response.startswith(b"HTTP/1.1 308 Permanent Redirect\r\n"), response[:80]
+    with running_proxy(
+        tmp_path / "stopped", "--mode", f"reverse:http://127.0.0.1:{silent_port}"
+    ) as stopped:
+        client = socket.create_connection(("127.0.0.1", stopped.port))
+        client.sendall(b"GET /e/./f HTTP/1.1\r\nHost: h\r\n\r\n")
+        silent.settimeout(30)
+        held, _ = silent.accept()
+        held.settimeout(30)
+        forwarded = b""
+        while b"\r\n\r\n" not in forwarded:  # decided and forwarded: now the proxy stops
+            forwarded += held.recv(4096)
+        assert forwarded.startswith(b"GET /e/f ")
+    client.close()
+    held.close()
+    silent.close()
+    assert [(r["before"], r["status"]) for r in proxy.records()] == [("/a/./b", 200)]
+    assert [(r["before"], r["status"]) for r in redirecting.records()] == [("/c/./d", 308)]
+    assert [(r["before"], r["status"]) for r in stopped.records()] == [("/e/./f", None)], (
+        stopped.output
+    )
+
+
+def test_a_misspelt_option_stops_mitmdump_with_the_script(tmp_path: Path) -> None:
+    """The mitmproxy way (-s addon/script.py) refuses it too, once the addon has loaded."""
+    argv = mitmdump_script_command(
+        "--listen-host", "127.0.0.1", "-p", "0",
+        "--set", f"confdir={tmp_path / 'confdir'}",
+        "--set", "urlsan_prfile=crawler",
+    )  # fmt: skip
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    output = done.stdout + done.stderr
+    assert "unknown option urlsan_prfile: did you mean urlsan_profile?; stopping." in output
+    assert "urlsan: rewrite mode" not in output
