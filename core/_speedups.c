@@ -692,6 +692,12 @@ static int escaped_utf8(State *st, Py_ssize_t i, Py_ssize_t e, int b0, int *foun
     return n;
 }
 
+/* A byte that a second decode makes, which findings._decoded_climb may read as a dot or a
+ * separator (itself, or as a lax UTF-8 decoder's lead): the reference is to decide. */
+static inline int separator_byte(int b) {
+    return b == 0x2E || b == 0x2F || b == 0x5C || b >= 0x80;
+}
+
 /* Whether the escape trick ``rule`` at target[i] may decode to a dot, a slash, a backslash or a
  * byte that a lax UTF-8 decoder reads as one: "%252e", "%25c0", "%u002e", "%u00c0"
  * (findings._decoded_climb is the reference's). */
@@ -705,7 +711,7 @@ static int decodes_to_separator(State *st, Py_ssize_t i, int rule) {
     } else {
         return 0;
     }
-    return b == 0x2E || b == 0x2F || b == 0x5C || b >= 0x80;
+    return separator_byte(b);
 }
 
 /* Whether the path segment around the escaped dot at target[i] is "." or ".." (raw or escaped),
@@ -734,21 +740,26 @@ static int in_dot_segment(State *st, Py_ssize_t i, Py_ssize_t s, Py_ssize_t e) {
 /* findings._escape_once_decoded at a "%" (stray, or "%25") whose decoded "%" is followed by
  * target[a:]: where the escape that one decode makes ends, its two hex digits raw or escaped,
  * at least one escaped ("%%32%65", "%25%32e" are "%2e" once decoded); 0 when it makes none. */
-static Py_ssize_t once_escape_end(State *st, Py_ssize_t a, Py_ssize_t e) {
+static Py_ssize_t once_escape_end(State *st, Py_ssize_t a, Py_ssize_t e, int *byte) {
     int escaped = 0;
+    *byte = 0;
     for (int k = 0; k < 2; k++) {
-        if (a < e && hexval(CH(st, a)) >= 0) {
+        int digit = a < e ? hexval(CH(st, a)) : -1;
+        if (digit >= 0) {
             a++;
-            continue;
+        } else {
+            if (!char_at(st, a, e, '%') || !hex_at(st, a + 1, e) || !hex_at(st, a + 2, e))
+                return 0;
+            digit = hexval((Py_UCS4)(hexval(CH(st, a + 1)) << 4 | hexval(CH(st, a + 2))));
+            if (digit < 0) return 0;
+            a += 3;
+            escaped = 1;
         }
-        if (!char_at(st, a, e, '%') || !hex_at(st, a + 1, e) || !hex_at(st, a + 2, e)) return 0;
-        int b = hexval(CH(st, a + 1)) << 4 | hexval(CH(st, a + 2));
-        if (hexval((Py_UCS4)b) < 0) return 0;
-        a += 3;
-        escaped = 1;
+        *byte = *byte << 4 | digit;
     }
     return escaped ? a : 0;
 }
+
 
 /* target[j:j+3] is "%2F", "%5C" or "%2E" (either case), as which ('/', '\\', '.'); else 0. */
 static int escaped_mark(State *st, Py_ssize_t j, Py_ssize_t e) {
@@ -763,9 +774,9 @@ static int escaped_mark(State *st, Py_ssize_t j, Py_ssize_t e) {
 /* After the pass over a path with a raw "\\" or an escaped slash: whether the reference may
  * read dot segments that findings.path's walk on "/" does not.  The path is cut at "/", "\\",
  * "%2F" and "%5C"; a piece of one or two dots (raw or "%2E", a ";" after them or not) matters
- * when it is cut off by anything but "/" (a decode splits there, IIS reads "\\" as "/"), and a
- * ".." anywhere when the path has a raw "\\" (its segments count differently then). */
-static int separators_matter(State *st, Py_ssize_t s, Py_ssize_t e, int backslash) {
+ * when it is cut off by anything but "/" (a decode splits there, IIS reads "\\" as "/").  (With
+ * a raw "\\" the segments also count differently: see dot-segment-above-root in step_path.) */
+static int separators_matter(State *st, Py_ssize_t s, Py_ssize_t e) {
     int left_plain = 1; /* the piece starts after a "/" or at the path's start */
     Py_ssize_t j = s;
     for (;;) {
@@ -788,9 +799,7 @@ static int separators_matter(State *st, Py_ssize_t s, Py_ssize_t e, int backslas
                 if (mark) j += 2;
             }
         }
-        if (tail_ok && (dots == 1 || dots == 2) &&
-            (!left_plain || !right_plain || (backslash && dots == 2)))
-            return 1;
+        if (tail_ok && (dots == 1 || dots == 2) && (!left_plain || !right_plain)) return 1;
         if (!cut) return 0;
         left_plain = right_plain;
         j += cut;
@@ -865,8 +874,10 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
                     return refuse_repair(R_STRAY, component, i,
                                          PyUnicode_FromString("'%' that starts no escape"));
                 if (tricks && !(n && rule == F_PERCENT_U)) {
-                    Py_ssize_t dend = once_escape_end(st, i + 1, e);
-                    if (dend && path) return decline(st, "double encoding in the path");
+                    int twice;
+                    Py_ssize_t dend = once_escape_end(st, i + 1, e, &twice);
+                    if (dend && path && separator_byte(twice))
+                        return decline(st, "double encoding of a dot or separator in the path");
                     add_finding(st, F_STRAY, component, i, i, i + 1);
                     if (dend) add_finding(st, F_DOUBLE, component, i, i, dend);
                 }
@@ -884,8 +895,10 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
                 if (found) add_finding(st, found, component, i, i, utf8_end);
             }
             if (tricks && byte == 0x25) {
-                Py_ssize_t dend = once_escape_end(st, i + 3, e);
-                if (dend && path) return decline(st, "double encoding in the path");
+                int twice;
+                Py_ssize_t dend = once_escape_end(st, i + 3, e, &twice);
+                if (dend && path && separator_byte(twice))
+                    return decline(st, "double encoding of a dot or separator in the path");
                 if (dend) add_finding(st, F_DOUBLE, component, i, i, dend);
             }
             if (path && byte == 0x2E && !in_dot_segment(st, i, s, e))
@@ -1732,8 +1745,7 @@ static int step_path(State *st) {
     int rc = scan_path(st, ps, &marks);
     if (rc != OK) return rc;
     st->pos = pe = marks.end;
-    if ((marks.backslash >= 0 || marks.slashes) &&
-        separators_matter(st, ps, pe, marks.backslash >= 0))
+    if ((marks.backslash >= 0 || marks.slashes) && separators_matter(st, ps, pe))
         return decline(st, "dot segments with a backslash or an escaped slash");
     const char *path = out->p + base;
     Py_ssize_t n = out->n - base;
@@ -1743,6 +1755,11 @@ static int step_path(State *st) {
     if (ntricks) memcpy(tricks, &st->findings[first], (size_t)ntricks * sizeof *tricks);
     st->nfindings = first;
     path_findings(st, ps, pe, &marks, dotted);
+    /* A "\\" is one more separator for findings.path: more segments before each "..", which may
+     * then climb no more; where a ".." climbs on "/" alone, the reference counts again. */
+    if (marks.backslash >= 0)
+        for (int k = first; k < st->nfindings; k++)
+            if (st->findings[k].rule == F_ABOVE_ROOT) return decline(st, "'..' above the root, with a backslash");
     if (ntricks) memcpy(&st->findings[st->nfindings], tricks, (size_t)ntricks * sizeof *tricks);
     st->nfindings += ntricks;
     if ((st->flags & FL_MERGE_SLASHES) && n > 1) {

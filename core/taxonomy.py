@@ -69,6 +69,8 @@ KINDS = _E(
         "invalid-idn": Kind("low", ("CWE-1007", "CAPEC-632")),
         "invalid-port": Kind("medium", ("CWE-20",)),
         "invalid-ip-literal": Kind("medium", ("CWE-20",)),
+        # Reported by the proxy's decision, not core's detectors (urlsan.core.backends)
+        "backend-divergence": Kind("high", ("CWE-436", "CAPEC-33")),
     }
 )
 
