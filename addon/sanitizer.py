@@ -297,7 +297,8 @@ class UrlSanitizer:
                     new = AuditLog(path, self.settings.redactor)
                 except OSError as e:
                     raise exceptions.OptionsError(  # type: ignore[no-untyped-call]
-                        f"Cannot open urlsan_log {path!r}: {e.strerror or e}"
+                        f"Cannot open urlsan_log {path!r}: {e.strerror or e} (--set "
+                        "urlsan_log=FILE names another file, --set urlsan_log= keeps none)"
                     ) from e
             if self.log:
                 self._flush()  # the requests seen so far belong to the log they came under

@@ -221,3 +221,16 @@ def test_return_large_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_")
     monkeypatch.setattr(cli.ctypes, "CDLL", no_mallopt)
     cli.return_large_blocks()  # nothing to do, no error
+
+
+def test_a_default_log_that_cannot_be_opened_says_how_to_log_elsewhere(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The default audit log goes to the current directory: where it cannot be opened (here a
+    directory holds its name, which stops root too), the error says how to put it elsewhere,
+    or keep none."""
+    (tmp_path / "urlsan-audit.jsonl").mkdir()  # the fixture made tmp_path the current directory
+    assert cli.proxy_main(["-p", "0", "--set", f"confdir={tmp_path / 'c'}"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("urlsan proxy: Cannot open urlsan_log 'urlsan-audit.jsonl': ")
+    assert "--set urlsan_log=FILE names another file, --set urlsan_log= keeps none" in err
