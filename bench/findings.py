@@ -11,8 +11,9 @@ Three tables:
 - real: per finding kind, the share of the real URLs (ada-kasztp.txt and ada-userbait.txt from
   ada-url/url-various-datasets, ~59k URLs, read from ../shared/data) it fires on, and the share
   flagged at medium severity or above.  Goal: under 0.5% at medium or above.
-- cost: `canonicalize` on those real URLs ("clean"), microseconds per URL, best of the rounds,
-  and the share the compiled twin hands to the Python reference.  With ``--baseline PYTHON``
+- cost: `canonicalize` on those real URLs ("clean", and "dirty": made non-canonical by
+  bench/core.py's generator), microseconds per URL, best of the rounds, and the share the
+  compiled twin hands to the Python reference.  With ``--baseline PYTHON``
   (an interpreter with another urlsan installed, for instance the release before), the same
   timing there, in its own process, and the ratio.  Goal: findings cost at most 5%.
 """
@@ -23,6 +24,7 @@ import argparse
 import collections
 import gc
 import json
+import random
 import subprocess
 import sys
 import time
@@ -152,34 +154,56 @@ def declines(urls: list[str]) -> collections.Counter[str]:
     return reasons
 
 
+def corpora(urls: list[str]) -> dict[str, list[str]]:
+    """The real URLs as they are ("clean"), and made non-canonical by bench/core.py's seeded
+    generator ("dirty")."""
+    from core import dirty  # bench/core.py, beside this file
+
+    rng = random.Random(0)
+    return {"clean": urls, "dirty": [dirty(u, rng) for u in urls]}
+
+
+def timings(urls: list[str], rounds: int) -> dict[str, float]:
+    return {name: cost_seconds(corpus, rounds) for name, corpus in corpora(urls).items()}
+
+
 def cost(urls: list[str], rounds: int, baseline: str | None, corpus_dir: Path) -> str:
     from urlsan.core.canonical import engine
 
-    here = cost_seconds(urls, rounds)
-    rows = [("this tree", f"{here * 1e6:.3f}", "1.000")]
+    here = timings(urls, rounds)
+    there: dict[str, float] = {}
     if baseline:
+        command = [baseline, __file__, "--timing", "--rounds", str(rounds)]
         out = subprocess.run(
-            [
-                baseline,
-                __file__,
-                "--timing",
-                "--rounds",
-                str(rounds),
-                "--corpus-dir",
-                str(corpus_dir),
-            ],
+            [*command, "--corpus-dir", str(corpus_dir.resolve())],
             capture_output=True,
             text=True,
             check=True,
             cwd="/",  # not this tree: the baseline's own urlsan
         ).stdout
-        there = float(out.strip().splitlines()[-1])
-        rows.append((f"baseline ({baseline})", f"{there * 1e6:.3f}", f"{here / there:.3f}"))
-    reasons = declines(urls)
-    lines = [f"  {n:,} ({100 * n / len(urls):.2f}%)  {why}" for why, n in reasons.most_common(8)]
+        there = json.loads(out.strip().splitlines()[-1])
+    rows = []
+    for name, seconds in here.items():
+        base = there.get(name)
+        rows.append(
+            (
+                name,
+                f"{seconds * 1e6:.3f}",
+                f"{base * 1e6:.3f}" if base else "-",
+                f"{seconds / base:.3f}" if base else "-",
+            )
+        )
+    lines = []
+    for name, corpus in corpora(urls).items():
+        reasons = declines(corpus)
+        lines += [
+            f"  {name}: {n:,} ({100 * n / len(corpus):.2f}%)  {why}"
+            for why, n in reasons.most_common(6)
+        ]
     return (
-        f"Cost on the clean URLs ({len(urls):,}; {engine()}): microseconds per URL\n"
-        + table(("canonicalize", "us/URL", "ratio"), rows)
+        f"Cost ({len(urls):,} URLs; {engine()}): canonicalize, microseconds per URL, best of "
+        f"{rounds}; goal on clean: this tree / baseline at most 1.05\n"
+        + table(("corpus", "this tree", "baseline", "ratio"), rows)
         + "\nhanded by the twin to the Python reference, by reason:\n"
         + ("\n".join(lines) or "  none")
     )
@@ -194,7 +218,7 @@ def main() -> None:
     parser.add_argument("--timing", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.timing:  # the baseline's side of --baseline: one number
-        print(cost_seconds(load(args.corpus_dir), args.rounds))
+        print(json.dumps(timings(load(args.corpus_dir), args.rounds)))
         return
     only = set(args.only or ("evasions", "real", "cost"))
     if "evasions" in only:

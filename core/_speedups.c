@@ -771,18 +771,33 @@ static int escaped_mark(State *st, Py_ssize_t j, Py_ssize_t e) {
     return 0;
 }
 
+
+/* What the character pass over a path finds on the way: where the path ends (RFC 3986 §3.3: at
+ * the first "?" or "#"), and what findings.path reports that is not about dot segments. */
+typedef struct {
+    Py_ssize_t end;
+    Py_ssize_t backslash;     /* the first "\\", or -1 */
+    Py_ssize_t escaped_slash; /* the first "%2F" or "%5C" (either case), or -1 */
+    Py_ssize_t slashes;       /* how many of those */
+} PathMarks;
+
 /* After the pass over a path with a raw "\\" or an escaped slash: whether the reference may
  * read dot segments that findings.path's walk on "/" does not.  The path is cut at "/", "\\",
  * "%2F" and "%5C"; a piece of one or two dots (raw or "%2E", a ";" after them or not) matters
  * when it is cut off by anything but "/" (a decode splits there, IIS reads "\\" as "/").  (With
  * a raw "\\" the segments also count differently: see dot-segment-above-root in step_path.) */
-static int separators_matter(State *st, Py_ssize_t s, Py_ssize_t e) {
+static int separators_matter(State *st, Py_ssize_t s, Py_ssize_t e, const PathMarks *m) {
     int left_plain = 1; /* the piece starts after a "/" or at the path's start */
-    Py_ssize_t j = s;
+    const Py_UCS1 *s1 = st->s1;
+    /* The pieces before the one the first "\\" or escaped slash ends are cut by "/" only. */
+    Py_ssize_t j = m->backslash >= 0 && (m->escaped_slash < 0 || m->backslash < m->escaped_slash)
+                       ? m->backslash
+                       : m->escaped_slash;
+    while (j > s && CH(st, j - 1) != '/') j--;
     for (;;) {
         int dots = 0, lead = 1, tail_ok = 1, right_plain = 1, cut = 0;
         for (; j < e; j++) {
-            Py_UCS4 c = CH(st, j);
+            Py_UCS4 c = s1 ? s1[j] : CH(st, j); /* s1: a 1-byte str, read without dispatch */
             int mark = c == '%' ? escaped_mark(st, j, e) : 0;
             if (c == '/') { cut = 1; break; }
             if (c == '\\' || mark == '/' || mark == '\\') {
@@ -805,15 +820,6 @@ static int separators_matter(State *st, Py_ssize_t s, Py_ssize_t e) {
         j += cut;
     }
 }
-
-/* What the character pass over a path finds on the way: where the path ends (RFC 3986 §3.3: at
- * the first "?" or "#"), and what findings.path reports that is not about dot segments. */
-typedef struct {
-    Py_ssize_t end;
-    Py_ssize_t backslash;     /* the first "\\", or -1 */
-    Py_ssize_t escaped_slash; /* the first "%2F" or "%5C" (either case), or -1 */
-    Py_ssize_t slashes;       /* how many of those */
-} PathMarks;
 
 /* rules.Scanner.scan: decode-unreserved, uppercase-escape, encode-stray-percent, encode-unsafe,
  * encode-non-ascii, in one pass over target[s:e], written to out.  With path (the path's
@@ -1745,7 +1751,7 @@ static int step_path(State *st) {
     int rc = scan_path(st, ps, &marks);
     if (rc != OK) return rc;
     st->pos = pe = marks.end;
-    if ((marks.backslash >= 0 || marks.slashes) && separators_matter(st, ps, pe))
+    if ((marks.backslash >= 0 || marks.slashes) && separators_matter(st, ps, pe, &marks))
         return decline(st, "dot segments with a backslash or an escaped slash");
     const char *path = out->p + base;
     Py_ssize_t n = out->n - base;
