@@ -52,7 +52,7 @@ def _mitmproxy_version() -> str:
     try:
         return version("mitmproxy")
     except PackageNotFoundError:
-        return "not installed (pip install 'urlsan[proxy]')"
+        return f"not installed ({sys.executable} -m pip install 'mitmproxy>=11.0.2,<13')"
 
 
 def version_report() -> str:
