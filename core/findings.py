@@ -1,7 +1,12 @@
 """Detectors that report what a traffic auditor wants to see, without rewriting anything.
 
-They read the raw input components, so every offset points into the input.  Each name is stable:
-it appears in audit logs and in README's table of findings.
+They read the raw input components, so every offset points into the input, and they look at what
+one and two decodes of a component make of it, as the backends behind a proxy may decode it: an
+escape whose hex digits are escaped themselves, bytes that are no UTF-8 (and what a lax UTF-8
+decoder reads in them), a ".." that climbs once decoded again, a "\\" read as "/".  Each name is
+stable: it appears in audit logs and in README's table of findings; its severity and weaknesses
+are `taxonomy.KINDS`'.  The compiled twin (`_speedups.c`) reports the same findings, or hands a
+path whose decodes it does not follow to the driver.
 """
 
 from __future__ import annotations
