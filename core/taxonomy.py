@@ -1,4 +1,4 @@
-"""Each finding's severity and the weaknesses it points at, as data ([Findings](findings.md)).
+"""Each finding's severity and the weaknesses it points at, as data.
 
 The weaknesses are MITRE's: CWE (https://cwe.mitre.org/data/definitions/<id>.html) and CAPEC
 (https://capec.mitre.org/data/definitions/<id>.html); ``SOURCES`` holds those addresses.  A
@@ -78,6 +78,8 @@ _UNKNOWN = Kind("low", ())  # a kind this version does not know (a newer log)
 
 
 def kind(rule: str) -> Kind:
+    """The `Kind` of finding ``rule``; a kind this version does not know is ``low``, with no
+    weaknesses (a log written by a newer urlsan)."""
     return KINDS.get(rule, _UNKNOWN)
 
 
@@ -99,6 +101,7 @@ def rank(sev: object) -> int:
 
 
 def weaknesses(rule: str) -> tuple[str, ...]:
+    """The CWE and CAPEC ids finding ``rule`` points at ("CWE-22", "CAPEC-126")."""
     return KINDS.get(rule, _UNKNOWN).weaknesses
 
 
