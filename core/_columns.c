@@ -14,30 +14,36 @@
 #include <stdint.h>
 #include <string.h>
 
+/* The result's data buffer: a bytes object written in place, grown by doubling, cut to size
+ * at the end (no copy of the whole column). */
 typedef struct {
-    char *data;
+    PyObject *obj;
     Py_ssize_t size, cap;
 } Bytes;
 
-static int bytes_put(Bytes *b, const char *s, Py_ssize_t n) {
-    if (b->size + n > b->cap) {
-        Py_ssize_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->size + n) {
-            if (cap > PY_SSIZE_T_MAX / 2) {
-                PyErr_NoMemory();
-                return -1;
-            }
-            cap *= 2;
-        }
-        char *grown = PyMem_Realloc(b->data, (size_t)cap);
-        if (!grown) {
+static int bytes_reserve(Bytes *b, Py_ssize_t want) {
+    if (want <= b->cap) return 0;
+    Py_ssize_t cap = b->cap ? b->cap : 4096;
+    while (cap < want) {
+        if (cap > PY_SSIZE_T_MAX / 2) {
             PyErr_NoMemory();
             return -1;
         }
-        b->data = grown;
-        b->cap = cap;
+        cap *= 2;
     }
-    if (n) memcpy(b->data + b->size, s, (size_t)n);
+    if (!b->obj) {
+        b->obj = PyBytes_FromStringAndSize(NULL, cap);
+        if (!b->obj) return -1;
+    } else if (_PyBytes_Resize(&b->obj, cap) < 0) { /* frees it and sets it NULL */
+        return -1;
+    }
+    b->cap = cap;
+    return 0;
+}
+
+static int bytes_put(Bytes *b, const char *s, Py_ssize_t n) {
+    if (b->size + n > b->cap && bytes_reserve(b, b->size + n) < 0) return -1;
+    if (n) memcpy(PyBytes_AS_STRING(b->obj) + b->size, s, (size_t)n);
     b->size += n;
     return 0;
 }
@@ -164,14 +170,9 @@ static PyObject *map_strings(PyObject *self, PyObject *const *args, Py_ssize_t n
     offs[0] = 0;
     if (length) { /* room for the input's bytes and a little more: few reallocations */
         int64_t first = column_offset(&col, offset), last = column_offset(&col, offset + length);
-        if (first >= 0 && last >= first && last <= data_size) {
-            Py_ssize_t want = (Py_ssize_t)(last - first) + (Py_ssize_t)(last - first) / 8 + 64;
-            if (!(out.data = PyMem_Malloc((size_t)want))) {
-                PyErr_NoMemory();
-                goto done;
-            }
-            out.cap = want;
-        }
+        if (first >= 0 && last >= first && last <= data_size &&
+            bytes_reserve(&out, (Py_ssize_t)(last - first) + (Py_ssize_t)(last - first) / 8 + 64) < 0)
+            goto done;
     }
     for (Py_ssize_t i = 0; i < length; i++) {
         Py_ssize_t row = offset + i;
@@ -214,11 +215,13 @@ static PyObject *map_strings(PyObject *self, PyObject *const *args, Py_ssize_t n
         if (failed) goto done;
         offs[i + 1] = out.size;
     }
-    data_out = PyBytes_FromStringAndSize(out.data ? out.data : "", out.size);
+    if (out.obj && _PyBytes_Resize(&out.obj, out.size) < 0) goto done;
+    data_out = out.obj ? out.obj : PyBytes_FromStringAndSize("", 0);
+    out.obj = NULL;
     if (!data_out) goto done;
     result = Py_BuildValue("(nOOO)", nulls, nulls ? validity_out : Py_None, offsets_out, data_out);
 done:
-    PyMem_Free(out.data);
+    Py_XDECREF(out.obj);
     Py_XDECREF(offsets_out);
     Py_XDECREF(validity_out);
     Py_XDECREF(data_out);
