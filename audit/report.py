@@ -83,10 +83,12 @@ def _severity_of(finding: dict[str, Any]) -> str:
     sev = finding.get("severity")
     if sev in taxonomy.SEVERITIES:
         return str(sev)
+    occurrences = finding.get("occurrences")
     return taxonomy.severity(
         _text(finding.get("rule"), ""),
         _text(finding.get("component"), ""),
         _text(finding.get("detail"), ""),
+        occurrences if type(occurrences) is int else 1,
     )
 
 

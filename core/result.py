@@ -72,7 +72,7 @@ class Finding(NamedTuple):
     def severity(self) -> str:
         """``info``, ``low``, ``medium``, ``high`` or ``critical`` (`taxonomy.SEVERITIES`): the
         finding kind's, as its component and first occurrence tell (`taxonomy.severity`)."""
-        return taxonomy.severity(self.rule, self.component, self.detail)
+        return taxonomy.severity(self.rule, self.component, self.detail, self.occurrences)
 
     @property
     def weaknesses(self) -> tuple[str, ...]:

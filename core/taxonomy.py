@@ -83,11 +83,13 @@ def kind(rule: str) -> Kind:
     return KINDS.get(rule, _UNKNOWN)
 
 
-def severity(rule: str, component: str = "", detail: str = "") -> str:
-    """The severity of a finding ``rule`` in ``component`` whose first occurrence is ``detail``."""
+def severity(rule: str, component: str = "", detail: str = "", occurrences: int = 1) -> str:
+    """The severity of a finding ``rule`` in ``component`` whose first occurrence is ``detail``,
+    of ``occurrences``: a detail that lowers the kind's severity speaks for the finding only when
+    it is its one occurrence (a "." then a ".." are one dot-segment finding)."""
     k = KINDS.get(rule, _UNKNOWN)
     for value, sev in k.by_detail:
-        if value == detail:
+        if value == detail and (occurrences == 1 or rank(sev) > rank(k.severity)):
             return sev
     for value, sev in k.by_component:
         if value == component:

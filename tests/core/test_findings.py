@@ -132,3 +132,17 @@ def test_strict_profile_does_not_raise_for_findings_alone() -> None:
     # "%2F" is valid RFC 3986: strict refuses repairs, not suspicious-but-valid input.
     result = canonicalize("/a%2Fb/%00", Policy.profile("strict"))
     assert {f.rule for f in result.findings} == {"escaped-slash", "nul-escape"}
+
+
+def test_severity_reads_the_finding_and_its_context() -> None:
+    def severities(target: str) -> dict[str, str]:
+        return {f.rule: f.severity for f in canonicalize(target).findings}
+
+    assert severities("/a/./b") == {"dot-segment": "info"}  # noise
+    assert severities("/a/./b/../c") == {"dot-segment": "low"}  # a ".." among them
+    assert severities("/../etc/passwd")["dot-segment-above-root"] == "high"
+    assert severities("/%252e%252e/etc")["decoded-dot-segment-above-root"] == "critical"
+    assert severities("/?next=%252F")["double-encoding"] == "low"  # a URL nested in a query
+    assert severities("/%252F")["double-encoding"] == "medium"
+    assert severities("http://u:pw@h/")["userinfo"] == "medium"
+    assert canonicalize("/a%00").findings[0].weaknesses == ("CWE-158", "CAPEC-52")
