@@ -32,6 +32,7 @@ from ..core.policy import DEFAULT_PORTS
 from ..core.result import rule_names
 from .record import CHANGING, parse_time
 
+_BACKEND_EXAMPLES = 3  # requests shown per server in the backends table
 _MALFORMED_SAMPLES = 5
 # Time buckets for the timeline, the smallest that gives at most _MAX_COLUMNS columns.  Up to a
 # day each divides the next, so counts kept per bucket of one size add up into the next ones.
@@ -143,6 +144,11 @@ class Summary:
     suspicious_2xx_requests: list[dict[str, Any]] = field(default_factory=list)
     hosts: dict[str, Tally] = field(default_factory=dict)
     clients: dict[str, Tally] = field(default_factory=dict)
+    # Requests each protected server would route otherwise than RFC 3986 (a record's
+    # "backends"), those that climb out of a directory, and the first few of them.
+    backends: Counter[str] = field(default_factory=Counter)
+    backends_climbing: Counter[str] = field(default_factory=Counter)
+    backend_examples: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     # The timeline: requests per `resolution` seconds, keyed by epoch seconds // resolution.
     slots: dict[int, Tally] = field(default_factory=dict)
     resolution: int = 1
@@ -203,6 +209,9 @@ class Summary:
         findings = record.get("findings")
         if isinstance(findings, list) and findings:
             self._add_findings(record, findings, host)
+        readings = record.get("backends")
+        if isinstance(readings, list) and readings:
+            self._add_backends(record, readings, action)
 
         ts = parse_time(record.get("ts"))
         if ts is not None:
@@ -215,6 +224,26 @@ class Summary:
                 self._coarsen()
             second = math.floor(ts.timestamp())
             self.slots.setdefault(second // self.resolution, Tally()).add(action)
+
+    def _add_backends(self, record: dict[str, Any], readings: list[Any], action: str) -> None:
+        """One record's servers that read its target otherwise: counted per server, the first
+        `_BACKEND_EXAMPLES` kept (the target, the server's path, RFC 3986's, the action)."""
+        for reading in readings:
+            if not isinstance(reading, dict) or not isinstance(reading.get("server"), str):
+                continue
+            server = reading["server"]
+            self.backends[server] += 1
+            self.backends_climbing[server] += reading.get("climbs") is True
+            examples = self.backend_examples.setdefault(server, [])
+            if len(examples) < _BACKEND_EXAMPLES:
+                examples.append(
+                    {
+                        "before": _text(record.get("before"), ""),
+                        "path": _text(reading.get("path"), ""),
+                        "rfc": _text(reading.get("rfc"), ""),
+                        "action": action,
+                    }
+                )
 
     def _add_findings(self, record: dict[str, Any], findings: list[Any], host: str) -> None:
         """The findings of one record: counted per kind, its request kept for the drill-down
@@ -325,6 +354,15 @@ class Summary:
             "distinct_hosts": len(self.hosts),
             "clients": _top_tallies(self.clients, "client", self.top),
             "distinct_clients": len(self.clients),
+            "backends": [
+                {
+                    "server": server,
+                    "requests": n,
+                    "climbing": self.backends_climbing[server],
+                    "examples": self.backend_examples.get(server, []),
+                }
+                for server, n in self.backends.most_common()
+            ],
             "findings": [k.as_dict(rule) for rule, k in self.findings_ranked()[: self.top]],
             "distinct_findings": len(self.kinds),
             "min_severity": self.min_severity,
@@ -511,8 +549,25 @@ def render_text(summary: Summary) -> str:
         ]
         shown = f" (top {len(rows)} of {d[distinct]:,})" if d[distinct] > len(rows) else ""
         out += _table(f"{title}{shown}", (key[:-1], "requests", "changed", "rejected"), rows)
+    out += _backends_text(d)
     out += _findings_text(summary, d)
     return "\n".join(out).rstrip() + "\n"
+
+
+def _backends_text(d: dict[str, Any]) -> list[str]:
+    """Per protected server: the requests it would route otherwise than RFC 3986, with the
+    first of them (the target, then the server's path and RFC 3986's)."""
+    if not d["backends"]:
+        return []
+    rows = [(b["server"], f"{b['requests']:,}", f"{b['climbing']:,}") for b in d["backends"]]
+    out = _table("Read otherwise by the servers behind", ("server", "requests", "climbing"), rows)
+    for b in d["backends"]:
+        for e in b["examples"]:
+            out.append(
+                f"  {b['server']}: {_clip(e['before'])} -> {_clip(e['path'], 40)} "
+                f"(RFC 3986: {_clip(e['rfc'], 40)}; {e['action']})"
+            )
+    return [*out, ""] if any(b["examples"] for b in d["backends"]) else out
 
 
 def _findings_text(summary: Summary, d: dict[str, Any]) -> list[str]:
@@ -786,6 +841,27 @@ def _findings_html(summary: Summary, d: dict[str, Any]) -> list[str]:
     return p
 
 
+def _backends_html(d: dict[str, Any]) -> list[str]:
+    if not d["backends"]:
+        return []
+    p = [
+        "<h2>Read otherwise by the servers behind</h2><table><tr><th>server</th>"
+        "<th class=n>requests</th><th class=n>climbing</th><th>for example</th></tr>"
+    ]
+    for b in d["backends"]:
+        shown = "<br>".join(
+            f"<code>{_e(e['before'])}</code> → <code>{_e(e['path'])}</code> "
+            f"(RFC 3986: <code>{_e(e['rfc'])}</code>; {_e(e['action'])})"
+            for e in b["examples"]
+        )
+        p.append(
+            f"<tr><td>{_e(b['server'])}</td><td class=n>{b['requests']:,}</td>"
+            f"<td class=n>{b['climbing']:,}</td><td>{shown}</td></tr>"
+        )
+    p.append("</table>")
+    return p
+
+
 def render_html(summary: Summary) -> str:
     d = summary.as_dict()
     total = summary.requests
@@ -834,6 +910,7 @@ def render_html(summary: Summary) -> str:
     p.append(_bars([(c["client"], _tally_segments(c)) for c in d["clients"]]))
     p.append("</div></div>")
 
+    p += _backends_html(d)
     p += _findings_html(summary, d)
 
     p.append(

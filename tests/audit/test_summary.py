@@ -169,3 +169,28 @@ def test_urlsan_report_refuses_a_binary(tmp_path: Path) -> None:
     assert run.returncode == 3, run.stderr
     assert f"{binary} is not an audit log: none of its" in run.stderr
     assert run.stdout == "" and not out.exists()
+
+
+def test_servers_that_read_targets_otherwise() -> None:
+    tomcat = {"server": "tomcat", "path": "/admin/", "rfc": "/s/..;/admin/", "climbs": True}
+    nginx = {"server": "nginx", "path": "/a/b", "rfc": "/a%2Fb", "climbs": False}
+    s = summary(
+        [
+            rec(0, "rejected", before="/s/..;/admin/", backends=[tomcat]),
+            rec(1, "audited", before="/a%2fb", backends=[nginx]),
+            rec(2, "rejected", before="/t/..;/admin/", backends=[tomcat]),
+            rec(3, "rewritten", backends="not a list"),
+        ]
+    )
+    d = s.as_dict()
+    assert [(b["server"], b["requests"], b["climbing"]) for b in d["backends"]] == [
+        ("tomcat", 2, 2),
+        ("nginx", 1, 0),
+    ]
+    assert d["backends"][0]["examples"][0] == {
+        "before": "/s/..;/admin/", "path": "/admin/", "rfc": "/s/..;/admin/", "action": "rejected"
+    }  # fmt: skip
+    text = render_text(s)
+    assert "Read otherwise by the servers behind" in text
+    assert "tomcat: /s/..;/admin/ -> /admin/ (RFC 3986: /s/..;/admin/; rejected)" in text
+    assert "<code>/a%2fb</code> → <code>/a/b</code>" in render_html(s)
