@@ -171,8 +171,10 @@ class Summary:
                 if not isinstance(record, dict) or "action" not in record:
                     raise ValueError("not an audit record")
             except ValueError:
-                if not raw.endswith(b"\n"):  # only the last line can lack its newline
-                    self.incomplete += 1  # the writer is in the middle of this record
+                # Only the last line can lack its newline: the writer may be in the middle of
+                # this record, if it is the start of one (a binary file is not).
+                if not raw.endswith(b"\n") and line.startswith(b"{") and line.isascii():
+                    self.incomplete += 1
                 else:
                     foreign += 1
                     self._malformed(f"{name}:{number}")
@@ -509,7 +511,10 @@ def render_text(summary: Summary) -> str:
     d = summary.as_dict()
     total = summary.requests
     out = [f"urlsan report: {', '.join(summary.sources)}"]
-    out.append(f"  {total:,} requests in {summary.lines:,} lines")
+    out.append(
+        f"  {total:,} request{'s' * (total != 1)} in {summary.lines:,} "
+        f"line{'s' * (summary.lines != 1)}"
+    )
     tr = d["time_range"]
     if tr["first"]:
         out.append(f"  from {tr['first']} to {tr['last']} ({_duration(tr['seconds'])})")

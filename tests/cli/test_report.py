@@ -233,6 +233,18 @@ def test_a_file_that_is_no_audit_log(urlsan: RunUrlsan, tmp_path: Path, fmt: lis
     assert r.status == 3 and r.out == b"" and str(log) not in r.err
 
 
+def test_a_binary_without_a_newline_is_no_audit_log(urlsan: RunUrlsan, tmp_path: Path) -> None:
+    # One line and no newline: not the last record of a log still being written.
+    binary = tmp_path / "blob"
+    binary.write_bytes(bytes(range(11, 256)) * 12)
+    r = urlsan("report", str(binary))
+    assert r.status == 3 and "none of its 1 line is an audit record" in r.err
+    partial = tmp_path / "partial.jsonl"
+    partial.write_bytes(b'{"ts":"2026-11-22T04:00:00.197Z","act')
+    r = urlsan("report", str(partial))
+    assert r.status == 0 and b"0 requests in 1 line\n" in r.out
+
+
 def test_times_to_the_second_and_seconds_buckets(urlsan: RunUrlsan, tmp_path: Path) -> None:
     records = [
         record("2026-11-22T04:00:00.197Z", "rewritten"),
