@@ -234,7 +234,18 @@ def _cut_edit_dict(e: Edit) -> dict[str, Any]:
 
 
 def _finding_dict(f: Finding) -> dict[str, Any]:
-    """``f.as_dict()`` and its severity, built as a literal, like `_edit_dicts`."""
+    """A finding as the record holds it, built as a literal, like `_edit_dicts`: its fields,
+    ``offsets`` only when it occurred more than once, and its severity."""
+    if f.offsets:
+        return {
+            "rule": f.rule,
+            "component": f.component,
+            "offset": f.offset,
+            "detail": f.detail,
+            "occurrences": f.occurrences,
+            "offsets": list(f.offsets),
+            "severity": f.severity,
+        }
     return {
         "rule": f.rule,
         "component": f.component,
@@ -337,12 +348,16 @@ def _edits(edits: list[dict[str, Any]]) -> str:
 def _findings(findings: list[dict[str, Any]]) -> str:
     out = []
     for f in findings:
-        if len(f) != 6:  # rule, component, offset, detail, occurrences, severity
+        offsets = f.get("offsets")  # with more than one occurrence
+        if len(f) != (6 if offsets is None else 7):  # and rule, ..., occurrences, severity
             raise _Unusual
+        where = (
+            "" if offsets is None else f'"offsets":[{",".join(format(o, "d") for o in offsets)}],'
+        )
         out.append(
             f'{{"rule":{_quote(f["rule"])},"component":{_quote(f["component"])},'
             f'"offset":{f["offset"]:d},"detail":{_quote(f["detail"])},'
-            f'"occurrences":{f["occurrences"]:d},"severity":{_quote(f["severity"])}}}'
+            f'"occurrences":{f["occurrences"]:d},{where}"severity":{_quote(f["severity"])}}}'
         )
     return ",".join(out)
 

@@ -392,8 +392,10 @@ class Summary:
 def _occurrence(
     record: dict[str, Any], finding: dict[str, Any], host: str, sev: str
 ) -> dict[str, Any]:
-    """One request of a finding, for the drill-down."""
+    """One request of a finding, for the drill-down: ``offsets`` where its occurrences are when
+    there were several (a record written before findings had them has none)."""
     status = record.get("status")
+    offsets = finding.get("offsets")
     return {
         "ts": _text(record.get("ts"), ""),
         "client": _text(record.get("client"), ""),
@@ -402,6 +404,7 @@ def _occurrence(
         "before": _text(record.get("before"), ""),
         "component": _text(finding.get("component"), ""),
         "offset": finding.get("offset") if type(finding.get("offset")) is int else None,
+        "offsets": [o for o in offsets if type(o) is int][:16] if isinstance(offsets, list) else [],
         "detail": _text(finding.get("detail"), ""),
         "severity": sev,
         "status": status if type(status) is int else None,

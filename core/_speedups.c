@@ -226,10 +226,13 @@ typedef struct {
     Py_ssize_t a0, alen;
 } EditRec;
 
+#define MAX_OFFSETS 16 /* result.MAX_OFFSETS: the offsets a finding keeps of its occurrences */
+
 typedef struct {
     int rule, component;
     Py_ssize_t offset, dstart, dend, count;
     PyObject *detail; /* owned; NULL: the input's text from dstart to dend */
+    Py_ssize_t offs[MAX_OFFSETS]; /* where the first occurrences are */
 } FindRec;
 
 typedef struct {
@@ -337,7 +340,11 @@ static FindRec *add_finding(State *st, int rule, int component, Py_ssize_t offse
                             Py_ssize_t dstart, Py_ssize_t dend) {
     for (int i = 0; i < st->nfindings; i++) {
         FindRec *f = &st->findings[i];
-        if (f->rule == rule && f->component == component) { f->count++; return NULL; }
+        if (f->rule == rule && f->component == component) {
+            if (f->count < MAX_OFFSETS) f->offs[f->count] = offset;
+            f->count++;
+            return NULL;
+        }
     }
     FindRec *f = &st->findings[st->nfindings++];
     f->rule = rule;
@@ -346,6 +353,7 @@ static FindRec *add_finding(State *st, int rule, int component, Py_ssize_t offse
     f->dstart = dstart;
     f->dend = dend;
     f->count = 1;
+    f->offs[0] = offset;
     f->detail = NULL;
     return f;
 }
@@ -547,19 +555,37 @@ static PyObject *freeze_edits(State *st) {
     return t;
 }
 
+/* Finding.offsets: () for one occurrence, else where the first MAX_OFFSETS are. */
+static PyObject *offsets_tuple(const FindRec *f) {
+    if (f->count < 2) return PyTuple_New(0);
+    Py_ssize_t n = f->count < MAX_OFFSETS ? f->count : MAX_OFFSETS;
+    PyObject *t = PyTuple_New(n);
+    if (!t) return NULL;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *o = offset_int(f->offs[k]);
+        if (!o) {
+            Py_DECREF(t);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(t, k, o);
+    }
+    return t;
+}
+
 static PyObject *freeze_findings(State *st) {
     PyObject *t = PyTuple_New(st->nfindings);
     if (!t) return NULL;
     for (int i = 0; i < st->nfindings; i++) {
         FindRec *f = &st->findings[i];
-        PyObject *items[5];
+        PyObject *items[6];
         items[0] = Py_NewRef(finding_str[f->rule]);
         items[1] = Py_NewRef(component_str[f->component]);
         items[2] = offset_int(f->offset);
         items[3] = f->detail ? Py_NewRef(f->detail)
                              : input_str(st->target, st->kind, st->data, f->dstart, f->dend);
         items[4] = offset_int(f->count);
-        PyObject *finding = pooled(&finding_pool, FindingType, 5, items);
+        items[5] = offsets_tuple(f);
+        PyObject *finding = pooled(&finding_pool, FindingType, 6, items);
         if (!finding) { Py_DECREF(t); return NULL; }
         PyTuple_SET_ITEM(t, i, finding);
     }
@@ -779,6 +805,7 @@ typedef struct {
     Py_ssize_t backslash;     /* the first "\\", or -1 */
     Py_ssize_t escaped_slash; /* the first "%2F" or "%5C" (either case), or -1 */
     Py_ssize_t slashes;       /* how many of those */
+    Py_ssize_t slash_at[MAX_OFFSETS]; /* where the first of them are */
 } PathMarks;
 
 /* After the pass over a path with a raw "\\" or an escaped slash: whether the reference may
@@ -912,6 +939,7 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
             if (path && (byte == 0x2F || byte == 0x5C)) {
                 if (slash_rules) return decline(st, "escaped slash, with a rule on them");
                 if (path->escaped_slash < 0) path->escaped_slash = i;
+                if (path->slashes < MAX_OFFSETS) path->slash_at[path->slashes] = i;
                 path->slashes++;
             }
             if (decode && byte < 128 && unres[byte]) {
@@ -1068,7 +1096,10 @@ static void path_findings(State *st, Py_ssize_t s, Py_ssize_t e, const PathMarks
     if (m->escaped_slash >= 0) {
         Py_ssize_t at = m->escaped_slash;
         FindRec *f = add_finding(st, F_ESCAPED_SLASH, C_PATH, at, at, at + 3);
-        if (f) f->count = m->slashes; /* the path's first finding: always a new one */
+        if (f) { /* the path's first finding: always a new one */
+            f->count = m->slashes;
+            for (Py_ssize_t k = 0; k < m->slashes && k < MAX_OFFSETS; k++) f->offs[k] = m->slash_at[k];
+        }
     }
     if (m->backslash >= 0)
         add_finding(st, F_BACKSLASH, C_PATH, m->backslash, m->backslash, m->backslash + 1);

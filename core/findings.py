@@ -15,7 +15,7 @@ import re
 from codecs import utf_8_decode
 from typing import Any
 
-from .result import Finding
+from .result import MAX_OFFSETS, Finding
 from .taxonomy import KINDS
 
 # Escape sequences that classic attacks hide behind (see docs/security.md).
@@ -70,11 +70,12 @@ _new = tuple.__new__
 FINDING_NAMES: tuple[str, ...] = tuple(KINDS)
 
 
-# The findings of one canonicalization, one per rule and component: the first occurrence and a
-# count.  A megabyte of "../" is one finding counted 333,333 times, not 333,333 objects.  A plain
-# dict of (rule, component) -> [rule, component, offset, detail, count] (each canonicalization
-# makes one: a literal costs less than a class's instance), whose values hold their `Finding`'s
-# fields in order, so that `freeze` builds them all in C.
+# The findings of one canonicalization, one per rule and component: the first occurrence, a
+# count, and the offsets of the first `MAX_OFFSETS`.  A megabyte of "../" is one finding counted
+# 333,333 times, not 333,333 objects.  A plain dict of (rule, component) -> [rule, component,
+# offset, detail, count, offsets] (each canonicalization makes one: a literal costs less than a
+# class's instance), whose values hold their `Finding`'s fields in order, so that `freeze`
+# builds them all in C.
 Findings = dict[tuple[str, str], list[Any]]
 
 
@@ -82,9 +83,12 @@ def add(out: Findings, rule: str, component: str, offset: int, detail: str) -> N
     key = (rule, component)
     item = out.get(key)
     if item is None:
-        out[key] = [rule, component, offset, detail, 1]
+        out[key] = [rule, component, offset, detail, 1, ()]
     else:
         item[4] += 1
+        offsets = item[5]
+        if len(offsets) < MAX_OFFSETS:
+            item[5] = (*offsets, offset) if offsets else (item[2], offset)
 
 
 def freeze(out: Findings) -> tuple[Finding, ...]:
@@ -320,7 +324,18 @@ def _dot_segments(text: str, start: int, out: Findings) -> bool:
     else:
         return True  # ".hidden", "..x": segments that only start with a dot
     offset = start + len("/".join(segments[:first])) + 1
-    out[name, "path"] = [name, "path", offset, segments[first], dots + dotdots]
+    count = dots + dotdots
+    offsets: tuple[int, ...] = ()
+    if count > 1:  # where each is: the first MAX_OFFSETS
+        at, found = start, []
+        for segment, seen in zip(segments, read, strict=True):
+            if seen == "." or seen == "..":
+                found.append(at)
+                if len(found) == MAX_OFFSETS:
+                    break
+            at += len(segment) + 1
+        offsets = tuple(found)
+    out[name, "path"] = [name, "path", offset, segments[first], count, offsets]
     return True
 
 

@@ -15,6 +15,10 @@ from . import taxonomy
 # edits, not a million objects, while every real target keeps one edit per run.  Handed to the
 # compiled twin with its tables (`canonical.py`, the hand-over), so both fold at the same place.
 FOLD_AFTER = 64
+# Offsets a finding keeps of its occurrences (`Finding.offsets`): a megabyte of "../" is one
+# finding with the first 16 offsets and a count, not 333,333 numbers.  Handed to the twin with
+# its tables (`canonical.py`), as FOLD_AFTER is.
+MAX_OFFSETS = 16
 
 
 def rule_names(rule: str) -> tuple[str, ...]:
@@ -58,8 +62,10 @@ class Finding(NamedTuple):
     """A security-relevant fact about the input that is not a rewrite (README, Findings).
 
     One finding per rule and component: ``offset`` and ``detail`` describe the first occurrence,
-    ``occurrences`` says how many there were.  `severity` and `weaknesses` come from
-    `urlsan.core.taxonomy`, where each kind's are written down with their sources.
+    ``occurrences`` says how many there were, and ``offsets`` where the first `MAX_OFFSETS` of
+    them are when there is more than one (``()`` for one: it is at ``offset``; `where` gives
+    both alike).  `severity` and `weaknesses` come from `urlsan.core.taxonomy`, where each
+    kind's are written down with their sources.
     """
 
     rule: str
@@ -67,6 +73,12 @@ class Finding(NamedTuple):
     offset: int
     detail: str = ""
     occurrences: int = 1
+    offsets: tuple[int, ...] = ()
+
+    @property
+    def where(self) -> tuple[int, ...]:
+        """The offsets of its occurrences, the first `MAX_OFFSETS` of them."""
+        return self.offsets or (self.offset,)
 
     @property
     def severity(self) -> str:
@@ -80,7 +92,13 @@ class Finding(NamedTuple):
         return taxonomy.weaknesses(self.rule)
 
     def as_dict(self) -> dict[str, Any]:
-        return self._asdict()
+        """Its fields; ``offsets`` only when it occurred more than once (as a list)."""
+        d = self._asdict()
+        if d["offsets"]:
+            d["offsets"] = list(d["offsets"])
+        else:
+            del d["offsets"]
+        return d
 
 
 class Result(NamedTuple):
@@ -106,7 +124,7 @@ class Result(NamedTuple):
             "input": self.input,
             "url": self.url,
             "edits": [e._asdict() for e in self.edits],
-            "findings": [f._asdict() for f in self.findings],
+            "findings": [f.as_dict() for f in self.findings],
         }
 
 

@@ -179,7 +179,7 @@ def test_unchanged_facts_are_the_facts_of_an_unchanged_target(target: str) -> No
 def test_severity_is_written_by_both_encoders() -> None:
     """Each finding's severity and the record's highest: the fast encoder writes what the JSON
     encoder writes, and a record read back from an older log (no severity) still encodes."""
-    for target in ("/%252e%252e/x?a=%00", "/a/./b", "/a", "/a%2Fb?q=%e9"):
+    for target in ("/%252e%252e/x?a=%00", "/a/./b", "/a", "/a%2Fb?q=%e9", "/a/../b/../c"):
         rec = build(canonicalize(target, form="origin"), profile="rfc3986")
         fast = record.encode_record(rec)
         assert fast == record.encode_json(rec)
@@ -190,3 +190,12 @@ def test_severity_is_written_by_both_encoders() -> None:
     old = {k: v for k, v in rec.items() if k != "severity"}
     old["findings"] = [{k: v for k, v in f.items() if k != "severity"} for f in rec["findings"]]
     assert record.encode_record(old) == record.encode_json(old)
+
+
+def test_every_occurrence_of_a_finding_is_recorded() -> None:
+    rec = build(canonicalize("/a/../b/../c/./d", form="origin"))
+    (dots,) = rec["findings"]
+    assert dots["occurrences"] == 3 and dots["offsets"] == [3, 8, 13]
+    assert json.loads(record.encode_record(rec))["findings"][0]["offsets"] == [3, 8, 13]
+    (one,) = build(canonicalize("/a/./b", form="origin"))["findings"]
+    assert "offsets" not in one  # one occurrence: it is at "offset"

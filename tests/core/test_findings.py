@@ -7,6 +7,7 @@ import pytest
 from urlsan.core import Finding, Policy, canonicalize
 from urlsan.core.backends import FINDING as BACKEND_FINDING
 from urlsan.core.findings import FINDING_NAMES
+from urlsan.core.result import MAX_OFFSETS
 
 # (target, finding name, component, offset of the first occurrence, detail)
 CASES = [
@@ -146,3 +147,13 @@ def test_severity_reads_the_finding_and_its_context() -> None:
     assert severities("/%252F")["double-encoding"] == "medium"
     assert severities("http://u:pw@h/")["userinfo"] == "medium"
     assert canonicalize("/a%00").findings[0].weaknesses == ("CWE-158", "CAPEC-52")
+
+
+def test_every_occurrence_is_located_up_to_a_cap() -> None:
+    (finding,) = canonicalize("/a/../b/../c/..").findings
+    assert finding.offsets == (3, 8, 13) == finding.where
+    assert canonicalize("/a/./b").findings[0].offsets == ()  # one: it is at offset
+    assert canonicalize("/a/./b").findings[0].where == (3,)
+    many = canonicalize("/" + "a%00" * 40).findings[0]
+    assert many.occurrences == 40 and len(many.offsets) == MAX_OFFSETS
+    assert many.offsets == tuple(range(2, 2 + 4 * MAX_OFFSETS, 4))

@@ -135,7 +135,8 @@ def check_twin(target: str, policy: Policy, form: str) -> object:
         assert [type(x) for x in edit] == [str, str, int, int, str, str], edit
     for finding in got.findings:
         assert type(finding) is Finding, finding
-        assert [type(x) for x in finding] == [str, str, int, str, int], finding
+        assert [type(x) for x in finding] == [str, str, int, str, int, tuple], finding
+        assert all(type(x) is int for x in finding.offsets), finding
     return got
 
 
