@@ -90,7 +90,10 @@ def query_view(query: str | None) -> tuple[tuple[bytes, ...], ...] | None:
 def host_view(host: str) -> bytes:
     """A host compares case-insensitively (§6.2.2.1); an IDN compares as its A-label (UTS 46)."""
     raw = not any(0xDC80 <= ord(c) <= 0xDCFF for c in host)  # a raw byte is no IDN
-    if not host.isascii() and "%" not in host and raw:
+    # Nor is a host holding a delimiter no reg-name may hold raw (RFC 3986 §3.2.2): ":.é" (a
+    # port that is no number) is kept as its bytes, percent-encoded, not read as labels.
+    delimited = any(c in host for c in ":@[]")
+    if not host.isascii() and "%" not in host and raw and not delimited:
         with contextlib.suppress(idna.IDNAError, UnicodeError, ValueError):
             host = ".".join(
                 label if label.isascii() else idna.encode(label, uts46=True).decode("ascii")
