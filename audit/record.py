@@ -236,24 +236,17 @@ def _cut_edit_dict(e: Edit) -> dict[str, Any]:
 def _finding_dict(f: Finding) -> dict[str, Any]:
     """A finding as the record holds it, built as a literal, like `_edit_dicts`: its fields,
     ``offsets`` only when it occurred more than once, and its severity."""
-    if f.offsets:
-        return {
-            "rule": f.rule,
-            "component": f.component,
-            "offset": f.offset,
-            "detail": f.detail,
-            "occurrences": f.occurrences,
-            "offsets": list(f.offsets),
-            "severity": f.severity,
-        }
-    return {
+    out = {
         "rule": f.rule,
         "component": f.component,
         "offset": f.offset,
         "detail": f.detail,
         "occurrences": f.occurrences,
-        "severity": f.severity,
     }
+    if f.offsets:
+        out["offsets"] = list(f.offsets)
+    out["severity"] = f.severity
+    return out
 
 
 def address(peer: Sequence[Any] | None) -> str:

@@ -24,14 +24,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from corpus import load  # bench/corpus.py: this folder is on sys.path when run
+
 HERE = Path(__file__).resolve().parent
-
-
-def load(corpus_dir: Path, repeat: int) -> list[str]:
-    urls: list[str] = []
-    for name in ("ada-kasztp.txt", "ada-userbait.txt"):
-        urls += [u for u in (corpus_dir / name).read_text("utf-8-sig").splitlines() if u.strip()]
-    return urls * repeat
 
 
 def best(runs: list[Callable[[], object]], rounds: int) -> list[float]:

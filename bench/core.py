@@ -29,22 +29,12 @@ import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 
+from corpus import CORPORA, load  # bench/corpus.py: this folder is on sys.path when run
+
 from urlsan.core import Policy, canonicalize, compiled
 from urlsan.core.canonical import twin_flags
 
 HERE = Path(__file__).resolve().parent
-CORPORA = ("ada-kasztp.txt", "ada-userbait.txt")
-
-
-def load(corpus_dir: Path) -> list[str]:
-    urls: list[str] = []
-    for name in CORPORA:
-        path = corpus_dir / name
-        if not path.exists():
-            sys.exit(f"corpus {path} is missing: pass --corpus-dir (see shared/data/SOURCES.md)")
-        with path.open(encoding="utf-8", errors="surrogateescape") as f:
-            urls += [line.rstrip("\r\n").lstrip("\ufeff") for line in f]
-    return [u for u in urls if u]
 
 
 def dirty(url: str, rng: random.Random) -> str:

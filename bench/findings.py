@@ -26,24 +26,13 @@ import gc
 import json
 import random
 import subprocess
-import sys
 import time
 from pathlib import Path
 
+from corpus import load  # bench/corpus.py: this folder is on sys.path when run
+
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE.parent / "tests" / "core" / "evasions.json"
-CORPORA = ("ada-kasztp.txt", "ada-userbait.txt")
-
-
-def load(corpus_dir: Path) -> list[str]:
-    urls: list[str] = []
-    for name in CORPORA:
-        path = corpus_dir / name
-        if not path.exists():
-            sys.exit(f"corpus {path} is missing: pass --corpus-dir (see shared/data/SOURCES.md)")
-        with path.open(encoding="utf-8", errors="surrogateescape") as f:
-            urls += [line.rstrip("\r\n").lstrip("\ufeff") for line in f]
-    return [u for u in urls if u]
 
 
 def table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:

@@ -53,24 +53,14 @@ try:  # the Spark path's floor is an Arrow UDF, whose type hints Spark reads
     import pyarrow as pa  # type: ignore[import-untyped]
 except ImportError:  # pragma: no cover - without the spark extra
     pa = None
+from corpus import load  # bench/corpus.py: this folder is on sys.path when run
+
 from urlsan.core import Policy, canonicalize
 
 HERE = Path(__file__).resolve().parent
-CORPORA = ("ada-kasztp.txt", "ada-userbait.txt")
 CRAWLER = Policy.profile("crawler")
 # CPU times come in clock ticks (10 ms): a smaller difference between two runs says nothing.
 RESOLUTION = 0.03
-
-
-def load(corpus_dir: Path, repeat: int) -> list[str]:
-    urls: list[str] = []
-    for name in CORPORA:
-        path = corpus_dir / name
-        if not path.exists():
-            sys.exit(f"corpus {path} is missing: pass --corpus-dir (see shared/data/SOURCES.md)")
-        with path.open(encoding="utf-8", errors="surrogateescape") as f:
-            urls += [line.rstrip("\r\n").lstrip("\ufeff") for line in f]
-    return [u for u in urls if u] * repeat
 
 
 class Row(NamedTuple):

@@ -39,10 +39,12 @@ def nginx_binary() -> str | None:
 
 # $uri is nginx's decoded, dot-resolved path; $args the raw query.  escape=default writes '"', '\\'
 # and bytes outside 0x20-0x7e as \xHH, so the log reads back to the exact bytes.
-_NGINX_CONF = """\
+# What every private nginx of the harness starts with: one worker, every path in its own
+# temporary prefix (never the system's), then its own http block's lines and server.
+CONF_HEAD = """\
 worker_processes 1;
 pid {tmp}/nginx.pid;
-error_log {tmp}/error.log error;
+error_log {tmp}/error.log {error_level};
 events {{ worker_connections 1024; }}
 http {{
     client_body_temp_path {tmp}/client_body;
@@ -50,6 +52,11 @@ http {{
     fastcgi_temp_path {tmp}/fastcgi;
     uwsgi_temp_path {tmp}/uwsgi;
     scgi_temp_path {tmp}/scgi;
+"""
+
+_NGINX_CONF = (
+    CONF_HEAD
+    + """\
     log_format meaning '$http_x_case\\t$status\\t$request_uri\\t$uri\\t$args';
     large_client_header_buffers 4 256k;
     keepalive_requests 100000;
@@ -62,6 +69,7 @@ http {{
     }}
 }}
 """
+)
 
 
 class NginxRecord(NamedTuple):
@@ -97,7 +105,11 @@ class Nginx:
         conf = self.tmp / "nginx.conf"
         conf.write_text(
             _NGINX_CONF.format(
-                tmp=self.tmp, host=LOOPBACK, port=self.port, log_format=self.log_format
+                tmp=self.tmp,
+                host=LOOPBACK,
+                port=self.port,
+                log_format=self.log_format,
+                error_level="error",
             )
         )
         (self.tmp / "logs").mkdir()  # the compiled-in error log of the prefix, before conf loads

@@ -6,19 +6,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .echo import EchoServer
-from .nginx import NGINX_MISSING, nginx_binary
+from .nginx import CONF_HEAD, NGINX_MISSING, nginx_binary
 
-_CONF = """\
-worker_processes 1;
-pid {tmp}/nginx.pid;
-error_log {tmp}/error.log crit;
-events {{ worker_connections 1024; }}
-http {{
-    client_body_temp_path {tmp}/client_body;
-    proxy_temp_path {tmp}/proxy;
-    fastcgi_temp_path {tmp}/fastcgi;
-    uwsgi_temp_path {tmp}/uwsgi;
-    scgi_temp_path {tmp}/scgi;
+_CONF = (
+    CONF_HEAD
+    + """\
     access_log off;
     large_client_header_buffers 4 64k;
     server {{
@@ -28,6 +20,7 @@ http {{
     }}
 }}
 """
+)
 
 
 class NginxEcho(EchoServer):
@@ -45,7 +38,10 @@ class NginxEcho(EchoServer):
         conf = self.tmp / "nginx.conf"
         conf.write_text(
             _CONF.format(
-                tmp=self.tmp, port=self.port, merge_slashes="on" if self.merge_slashes else "off"
+                tmp=self.tmp,
+                port=self.port,
+                merge_slashes="on" if self.merge_slashes else "off",
+                error_level="crit",
             )
         )
         (self.tmp / "logs").mkdir()
