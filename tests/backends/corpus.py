@@ -13,8 +13,9 @@ Five parts, each a list of origin-form targets (bytes, as sent on the request li
     and two- and three-segment paths built from these pieces.
 ``recorded``
     paths from the test data of others kept in tests/data: the inputs of urlcanon's
-    ``path_dots.json`` (generated in a browser) and the http(s) inputs of WPT's
-    ``urltestdata.json``, cut to their path and query.
+    ``path_dots.json`` (generated in a browser), the http(s) inputs of WPT's
+    ``urltestdata.json``, cut to their path and query, and 2,000 real paths and queries
+    (``real-paths.txt``, from URLs found on the web).
 ``mixed``
     3,000 draws (seeded: the same every run) of one to seven pieces: the segments above and
     the characters they are made of (``%``, ``%u``, ``;``, ``//``, ``#``, ``\t``…), run
@@ -155,6 +156,8 @@ def recorded() -> list[bytes]:
         m = _HTTP.match(case["input"])
         if m and m.group(1):
             out.append(m.group(1).encode("utf-8"))
+    # 2,000 real paths and queries, from URLs found on the web (tests/data/SOURCES.md).
+    out += [p.encode("utf-8") for p in (DATA / "real-paths.txt").read_text("utf-8").splitlines()]
     return out
 
 
