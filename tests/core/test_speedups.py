@@ -678,6 +678,9 @@ def _data_inputs(name: str) -> list[str]:
         return sorted(
             {*found, *(f"http://h{s}" if s[:1] == "/" else f"http://{s}/" for s in found)}
         )
+    if path.suffix == ".txt":  # one request-target a line: as sent, and as a URL of a host
+        lines = path.read_text(encoding="utf-8").splitlines()
+        return sorted({*lines, *(f"http://h{s}" for s in lines)})
     return sorted(set(_strings(json.loads(path.read_text(encoding="utf-8")))))
 
 
