@@ -151,8 +151,8 @@ class UrlSanitizer:
         self.log_lost = 0  # audit records lost to write failures (reported by AuditLog, once)
         self._workers: ProcessPoolExecutor | None = None  # for targets over urlsan_max_inline
         # Decided requests whose record waits for the response's status: flow id → (flow,
-        # outcome, time of the request).  Written at responseheaders, error, or done.
-        self._pending: dict[str, tuple[http.HTTPFlow, Outcome, str]] = {}
+        # outcome, the request as it came, its time).  Written at responseheaders, error, or done.
+        self._pending: dict[str, tuple[http.HTTPFlow, Outcome, Request, str]] = {}
 
     def load(self, loader: Any) -> None:
         warn_if_no_twin(logger.warning)  # once per process: the fix is a wheel or a compiler
@@ -418,25 +418,25 @@ class UrlSanitizer:
         request = flow.request
         saved = (request.data.path, request.data.authority, request.data.headers.fields)
         try:
-            outcome = decision.decide(_request(request, host_header), settings.decision, target)
+            asked = _request(request, host_header)
+            outcome = decision.decide(asked, settings.decision, target)
             self._apply(flow, outcome)
         except Exception:
             # Never drop or corrupt a request because of urlsan: restore what it was.
             request.data.path, request.data.authority, request.data.headers.fields = saved
             self._failed(flow, settings)
             return
-        self._done_with(flow, outcome)
+        self._done_with(flow, outcome, asked)
 
     def _handle_oversize(self, flow: http.HTTPFlow, settings: Settings) -> None:
         try:
-            outcome = decision.oversize(
-                _request(flow.request, _host_header(flow.request)), settings.decision
-            )
+            asked = _request(flow.request, _host_header(flow.request))
+            outcome = decision.oversize(asked, settings.decision)
             self._apply(flow, outcome)
         except Exception:
             self._failed(flow, settings)
             return
-        self._done_with(flow, outcome)
+        self._done_with(flow, outcome, asked)
 
     def _failed(self, flow: http.HTTPFlow, settings: Settings) -> None:
         """An unexpected error (a bug): the request passes as it came, or 400 in reject mode.
@@ -452,8 +452,9 @@ class UrlSanitizer:
             flow.response = _plain(400, "urlsan: internal error while checking the target")
             request.stream = False
 
-    def _done_with(self, flow: http.HTTPFlow, outcome: Outcome) -> None:
-        """Count the outcome and write its audit record."""
+    def _done_with(self, flow: http.HTTPFlow, outcome: Outcome, asked: Request) -> None:
+        """Count the outcome and write its audit record, of ``asked``: the request as it came,
+        which the decision read."""
         self.actions[outcome.action] += 1
         rules = self.rules
         for rule in outcome.rules:  # not Counter.update: its Mapping test costs more than this
@@ -463,7 +464,7 @@ class UrlSanitizer:
             pending = self._pending
             if len(pending) >= MAX_PENDING:
                 self._write(*pending.pop(next(iter(pending))), None)
-            pending[flow.id] = (flow, outcome, audit_record.now())
+            pending[flow.id] = (flow, outcome, asked, audit_record.now())
 
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         """The status is known: write the record of the request (urlsan's own answers, 400,
@@ -487,12 +488,14 @@ class UrlSanitizer:
         for entry in pending.values():
             self._write(*entry, None)
 
-    def _write(self, flow: http.HTTPFlow, outcome: Outcome, ts: str, status: int | None) -> None:
+    def _write(
+        self, flow: http.HTTPFlow, outcome: Outcome, asked: Request, ts: str, status: int | None
+    ) -> None:
         log = self.log
         if log is None:
             return
         try:
-            if not self._record(log, flow, outcome, ts, status):
+            if not self._record(log, flow, outcome, asked, ts, status):
                 self.log_lost += 1
         except Exception as e:  # a bug, not the file: AuditLog.write handles OSError
             self.errors += 1
@@ -533,16 +536,22 @@ class UrlSanitizer:
         flow.metadata["urlsan"] = outcome.facts
 
     def _record(
-        self, log: AuditLog, flow: http.HTTPFlow, outcome: Outcome, ts: str, status: int | None
+        self,
+        log: AuditLog,
+        flow: http.HTTPFlow,
+        outcome: Outcome,
+        asked: Request,
+        ts: str,
+        status: int | None,
     ) -> bool:
-        request = flow.request
+        client = audit_record.address(flow.client_conn.peername)
         record = decision.record(
-            _request(request, _host_header(request), flow.client_conn.peername, status),
+            asked._replace(client=client, status=status),
             outcome,
             self.settings.decision,
             ts,
             facts=flow.metadata["urlsan"],  # built once, for flow.metadata, capped as logged
-            host=request.host,
+            host=flow.request.host,
         )
         return log.write(record)
 
@@ -643,11 +652,10 @@ def _wire(target: Checked) -> bytes:
     return data
 
 
-def _request(
-    request: http.Request, host_header: str | None, client: Any = None, status: int | None = None
-) -> Request:
-    """The request as `urlsan.addon.decision` reads it.  ``authority`` is an HTTP/1
-    absolute-form request's (HTTP/2's :authority is its Host header, ``host_header``)."""
+def _request(request: http.Request, host_header: str | None) -> Request:
+    """The request as `urlsan.addon.decision` reads it, as it came (the client's address and
+    the response's status are the record's to add).  ``authority`` is an HTTP/1 absolute-form
+    request's (HTTP/2's :authority is its Host header, ``host_header``)."""
     authority = None
     if request.data.authority and not (request.is_http2 or request.is_http3):
         authority = request.authority
@@ -657,7 +665,7 @@ def _request(
             authorization = value.decode("latin-1")
     return Request(
         None,
-        audit_record.address(client),
+        "",
         request.method,
         request.scheme,
         host_header,
@@ -666,7 +674,6 @@ def _request(
         "",
         authorization,
         authority,
-        status,
     )
 
 

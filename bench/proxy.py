@@ -220,7 +220,7 @@ def _stub(addon: Any, variant: str) -> Any:
     if variant == "no write":
         log.write = lambda record: True
     elif variant == "no record":
-        addon._done_with = lambda flow, outcome: None
+        addon._done_with = lambda flow, outcome, asked: None
     elif variant == "no handle":
         addon._handle = lambda *args: None
     elif variant == "no redact":
