@@ -263,16 +263,15 @@ def decide(request: Request, settings: Settings, target: Checked) -> Outcome:
         rules = rules | edit_rules(host_edits + auth_edits)
         total += len(host_edits) + len(auth_edits)
     action = _action(request, settings, target, target.changed or bool(host or authority))
-    if settings.backends:
-        diverging = _divergences(request, target, action, settings.backends)
-        if diverging:
-            return _diverged(
-                action, settings, target, (host, authority), diverging, (edits, total), rules
-            )
-    return _new(
+    outcome: Outcome = _new(
         Outcome,
         (action, target, host, authority, edits, total, rules, target.findings, "", "", ()),
     )
+    if settings.backends:
+        diverging = _divergences(request, target, action, settings.backends)
+        if diverging:
+            return _diverged(outcome, settings.mode, diverging)
+    return outcome
 
 
 def _divergences(
@@ -287,26 +286,22 @@ def _divergences(
     return servers.divergences(forwarded, names, canonical=canonical)
 
 
-def _diverged(
-    action: str,
-    settings: Settings,
-    target: Checked,
-    hosts: tuple[str | None, str | None],
-    diverging: tuple[servers.Divergence, ...],
-    changes: tuple[tuple[Edit, ...], int],
-    rules: frozenset[str],
-) -> Outcome:
+def _diverged(outcome: Outcome, mode: str, diverging: tuple[servers.Divergence, ...]) -> Outcome:
     """A protected server reads the target otherwise: refused (400) in rewrite, reject and
     redirect modes, recorded only in audit mode.  Each server is a finding."""
-    findings = target.findings + servers.findings(diverging)
-    (host, authority), (edits, total) = hosts, changes
-    if settings.mode == "audit":
-        return Outcome(
-            action, target, host, authority, edits, total, rules, findings, "", "", diverging
-        )
-    reason = "; ".join(servers.said(d) for d in diverging)
-    return Outcome(
-        "rejected", target, host, None, (), 0, frozenset(), findings, reason, BACKENDS, diverging
+    findings = outcome.findings + servers.findings(diverging)
+    if mode == "audit":
+        return outcome._replace(findings=findings, divergences=diverging)
+    return outcome._replace(
+        action="rejected",
+        authority=None,
+        edits=(),
+        edits_total=0,
+        rules=frozenset(),
+        findings=findings,
+        reason="; ".join(servers.said(d) for d in diverging),
+        rejected_by=BACKENDS,
+        divergences=diverging,
     )
 
 
