@@ -23,14 +23,17 @@ endif
 
 .PHONY: install test lint typecheck pytest pytest-pure run docs dist bench bench-proxy check-all clean
 
+# The compiled twin and the column loop: a change rebuilds them.
+C_SOURCES := core/_speedups.c core/_columns.c core/_twin.h
+
 $(PY):
 	$(PYTHON) -m venv $(VENV_ARGS) $(VENV)
 
-$(RUN_STAMP): $(PY) pyproject.toml setup.py core/_speedups.c
+$(RUN_STAMP): $(PY) pyproject.toml setup.py $(C_SOURCES)
 	$(PIP) install -q -e '.[$(RUN_EXTRAS)]'
 	@touch $(RUN_STAMP)
 
-$(STAMP): $(PY) pyproject.toml setup.py core/_speedups.c
+$(STAMP): $(PY) pyproject.toml setup.py $(C_SOURCES)
 	$(PIP) install -q -e '.[$(EXTRAS)]'
 	@touch $(STAMP) $(RUN_STAMP)
 
@@ -62,7 +65,7 @@ run: $(RUN_STAMP)
 # link_tree), then a build that fails on any warning, broken link or missing anchor.
 DOCS_STAMP := $(VENV)/.urlsan-docs
 
-$(DOCS_STAMP): $(PY) pyproject.toml setup.py core/_speedups.c
+$(DOCS_STAMP): $(PY) pyproject.toml setup.py $(C_SOURCES)
 	$(PIP) install -q -e '.[docs]'
 	@touch $(DOCS_STAMP)
 

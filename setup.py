@@ -44,10 +44,15 @@ def index_readme() -> str:
 # Release builds (make dist, cibuildwheel) set URLSAN_REQUIRE_EXTENSIONS: a wheel without the
 # twin must be an error there, not a silently slower wheel.
 required = bool(os.environ.get("URLSAN_REQUIRE_EXTENSIONS"))
-twin = Extension("urlsan.core._speedups", ["core/_speedups.c"], optional=not required)
+# core/_twin.h: the twin's way in for the column loop (a capsule of the first, read by the second).
+twin = Extension(
+    "urlsan.core._speedups", ["core/_speedups.c"], depends=["core/_twin.h"], optional=not required
+)
 # The data-frame integrations' loop over Arrow string buffers (urlsan/_columns.py), optional
 # like the twin: without it they build Python lists.
-arrow_loop = Extension("urlsan.core._columns", ["core/_columns.c"], optional=not required)
+arrow_loop = Extension(
+    "urlsan.core._columns", ["core/_columns.c"], depends=["core/_twin.h"], optional=not required
+)
 skip = not required and (os.environ.get("URLSAN_NO_EXTENSIONS") or not have_compiler())
 setup(
     ext_modules=[] if skip else [twin, arrow_loop],

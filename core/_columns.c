@@ -2,10 +2,12 @@
  *
  * map_strings reads the column's own buffers (validity bitmap, offsets, UTF-8 data, as
  * pyarrow's Array.buffers() gives them) and writes the result column's buffers directly: no
- * list of the inputs, no list of the outputs, no pa.array() over them.  Each row is one call
- * of a Python callable (urlsan.core.canonicalize, whose compiled entry runs in C, or a SURT
- * key function) on the row as a str; the one Python object per row beyond that str is what
- * the callable returns.
+ * list of the inputs, no list of the outputs, no pa.array() over them.  An ASCII row that the
+ * compiled twin serves (most real URLs) is canonicalized straight from the data buffer into the
+ * result's (core/_twin.h): no Python object is made for it.  Any other row is one call of a
+ * Python callable (urlsan.core.canonicalize, whose compiled entry runs in C, or a SURT key
+ * function) on the row as a str; the one Python object per row beyond that str is what the
+ * callable returns.
  *
  * Optional like the twin (core/_speedups.c): without it, urlsan/_columns.py builds the lists.
  */
@@ -13,6 +15,8 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "_twin.h"
 
 /* The result's data buffer: a bytes object written in place, grown by doubling, cut to size
  * at the end (no copy of the whole column). */
@@ -45,6 +49,79 @@ static int bytes_put(Bytes *b, const char *s, Py_ssize_t n) {
     if (b->size + n > b->cap && bytes_reserve(b, b->size + n) < 0) return -1;
     if (n) memcpy(PyBytes_AS_STRING(b->obj) + b->size, s, (size_t)n);
     b->size += n;
+    return 0;
+}
+
+static int is_ascii(const unsigned char *p, int64_t n) {
+    unsigned char any = 0;
+    for (int64_t i = 0; i < n; i++) any |= p[i];
+    return any < 0x80;
+}
+
+/* The twin's way in, when map_strings is given one: (capsule, flags, query, policy), as
+ * urlsan.core.canonical.ascii_twin(policy) makes it. */
+typedef struct {
+    const UrlsanTwinApi *api; /* NULL: every row goes to the Python callable */
+    int flags;
+    PyObject *query, *policy; /* query(url, policy, host) -> url: the query rules; or None */
+    Bytes *out;
+} Twin;
+
+static int twin_open(Twin *t, PyObject *spec, Bytes *out) {
+    t->api = NULL;
+    t->out = out;
+    if (spec == Py_None) return 0;
+    if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) != 4) {
+        PyErr_SetString(PyExc_TypeError, "twin: None or (capsule, flags: int, query, policy)");
+        return -1;
+    }
+    const UrlsanTwinApi *api = PyCapsule_GetPointer(PyTuple_GET_ITEM(spec, 0), URLSAN_TWIN_API_NAME);
+    long flags = PyLong_AsLong(PyTuple_GET_ITEM(spec, 1));
+    if (!api || (flags == -1 && PyErr_Occurred())) return -1;
+    if (api->version != URLSAN_TWIN_API_VERSION || flags < 0 || flags > INT_MAX) {
+        PyErr_SetString(PyExc_ValueError, "twin: another version of the twin, or flags it has not");
+        return -1;
+    }
+    t->api = api;
+    t->flags = (int)flags;
+    t->query = PyTuple_GET_ITEM(spec, 2);
+    t->policy = PyTuple_GET_ITEM(spec, 3);
+    return 0;
+}
+
+/* What the twin hands over: its canonical URL, written to the result; with query rules and a
+ * "?", the URL that query(url, policy, host) makes of it. */
+static int twin_sink(void *ctx, const char *url, Py_ssize_t n, Py_ssize_t host_at,
+                     Py_ssize_t host_end) {
+    Twin *t = ctx;
+    if (t->query == Py_None || !memchr(url, '?', (size_t)n)) return bytes_put(t->out, url, n);
+    PyObject *args[3] = {PyUnicode_DecodeASCII(url, n, NULL), t->policy, NULL};
+    args[2] = host_at < 0 ? Py_NewRef(Py_None)
+                          : PyUnicode_DecodeASCII(url + host_at, host_end - host_at, NULL);
+    PyObject *done = args[0] && args[2] ? PyObject_Vectorcall(t->query, args, 3, NULL) : NULL;
+    Py_XDECREF(args[0]);
+    Py_XDECREF(args[2]);
+    if (!done) return -1;
+    Py_ssize_t size;
+    const char *text = PyUnicode_Check(done) ? PyUnicode_AsUTF8AndSize(done, &size) : NULL;
+    int rc = text ? bytes_put(t->out, text, size) : -1;
+    if (!text && !PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "query() returned no str");
+    Py_DECREF(done);
+    return rc;
+}
+
+/* The row in[s:e] canonicalized by the twin into the result: 1 done, 0 the Python callable's
+ * to do, -1 an error that is not an Exception (an Exception leaves the row to the callable,
+ * which raises it again and then takes its fallback). */
+static int twin_row(Twin *t, const unsigned char *p, int64_t n) {
+    if (!t->api || !is_ascii(p, n)) return 0;
+    Py_ssize_t size = t->out->size;
+    int rc = t->api->ascii_url((const char *)p, (Py_ssize_t)n, t->flags, t->query != Py_None,
+                               twin_sink, t);
+    if (rc >= 0) return rc;
+    t->out->size = size;
+    if (!PyErr_ExceptionMatches(PyExc_Exception)) return -1;
+    PyErr_Clear();
     return 0;
 }
 
@@ -117,21 +194,27 @@ static int64_t column_offset(Column *col, Py_ssize_t i) {
     return ((const int32_t *)col->offsets.buf)[i];
 }
 
-/* map_strings(call, tail, field, fallback, validity, offsets, data, offset, length, large)
+/* map_strings(call, tail, field, fallback, validity, offsets, data, offset, length, large,
+ *             twin)
  *   -> (null_count, validity: bytes | None, offsets: bytes (int64), data: bytes)
  *
  * For each of the length rows from offset of an Arrow string column (large: int64 offsets,
  * else int32): null stays null; the text stripped of ASCII white space is null when blank,
- * else call(text, *tail) (its item field when field >= 0), or fallback(text) when the call
- * raises an Exception and fallback is not None.  A value of None is null, a str is the row. */
+ * else the twin's canonical URL of it, when twin is (capsule, flags, query, policy) and the
+ * twin serves it (core/_twin.h; call must then be canonicalize with that policy), else call(text, *tail) (its item field when field >= 0), or fallback(text)
+ * when the call raises an Exception and fallback is not None.  A value of None is null, a str
+ * is the row. */
 static PyObject *map_strings(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    if (nargs != 10 || !PyTuple_Check(args[1]) || PyTuple_GET_SIZE(args[1]) > 6) {
+    if (nargs != 11 || !PyTuple_Check(args[1]) || PyTuple_GET_SIZE(args[1]) > 6) {
         PyErr_SetString(PyExc_TypeError,
                         "map_strings(call, tail: tuple (at most 6), field: int, fallback, "
-                        "validity, offsets, data, offset: int, length: int, large: bool)");
+                        "validity, offsets, data, offset: int, length: int, large: bool, twin)");
         return NULL;
     }
+    Twin twin;
+    Bytes out = {0};
+    if (twin_open(&twin, args[10], &out) < 0) return NULL;
     Call c = {.call = args[0], .tail = args[1], .fallback = args[3]};
     c.field = PyLong_AsSsize_t(args[2]);
     Py_ssize_t offset = PyLong_AsSsize_t(args[7]), length = PyLong_AsSsize_t(args[8]);
@@ -159,7 +242,6 @@ static PyObject *map_strings(PyObject *self, PyObject *const *args, Py_ssize_t n
     const unsigned char *valid = col.has_validity ? (const unsigned char *)col.validity.buf : NULL;
 
     PyObject *result = NULL, *offsets_out = NULL, *validity_out = NULL, *data_out = NULL;
-    Bytes out = {0};
     Py_ssize_t nulls = 0, bitmap_size = (length + 7) / 8;
     offsets_out = PyBytes_FromStringAndSize(NULL, (length + 1) * 8);
     validity_out = PyBytes_FromStringAndSize(NULL, bitmap_size);
@@ -190,6 +272,13 @@ static PyObject *map_strings(PyObject *self, PyObject *const *args, Py_ssize_t n
         while (e > s && is_blank(in[e - 1])) e--;
         if (s == e) {
             nulls++;
+            continue;
+        }
+        int served = twin_row(&twin, in + s, e - s);
+        if (served < 0) goto done;
+        if (served) {
+            bits[i >> 3] |= (unsigned char)(1u << (i & 7));
+            offs[i + 1] = out.size;
             continue;
         }
         PyObject *text = PyUnicode_DecodeUTF8((const char *)in + s, (Py_ssize_t)(e - s), NULL);
@@ -423,9 +512,10 @@ static PyObject *ia_plain(PyObject *self, PyObject *url) {
 
 static PyMethodDef methods[] = {
     {"map_strings", (PyCFunction)(void (*)(void))map_strings, METH_FASTCALL,
-     "map_strings(call, tail, field, fallback, validity, offsets, data, offset, length, large)"
-     " -> (null_count, validity, offsets, data): one call per row of an Arrow string column,"
-     " the result column's buffers written directly (int64 offsets)."},
+     "map_strings(call, tail, field, fallback, validity, offsets, data, offset, length, large,"
+     " twin) -> (null_count, validity, offsets, data): the twin's canonical URL of each ASCII"
+     " row it serves, one call for every other row of an Arrow string column, the result"
+     " column's buffers written directly (int64 offsets)."},
     {"ia_plain", ia_plain, METH_O,
      "ia_plain(url) -> str | None: the ia SURT key of a plain http(s) URL (urlsan.core.surt's"
      " short path), None for any other URL."},

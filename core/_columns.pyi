@@ -12,6 +12,7 @@ def map_strings(
     offset: int,
     length: int,
     large: bool,
+    twin: tuple[object, int, Callable[..., str] | None, Any] | None,
     /,
 ) -> tuple[int, bytes | None, bytes, bytes]: ...
 def ia_plain(url: str, /) -> str | None: ...

@@ -35,6 +35,8 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "_twin.h"
+
 /* ---- rule, component and finding names, in the spelling of policy.RULES */
 
 enum {
@@ -254,12 +256,20 @@ typedef struct {
     int scheme;              /* its index in schemes[]; -1: none (origin- or authority-form) */
     const char *why;         /* why the target was declined */
     int host_lower;          /* scan() reads a reg-name that lowercase-host lowercased */
+    Py_ssize_t host_at, host_end; /* the host in the output (-1: none), as step_authority wrote it */
     /* Where short targets are made, without an allocation (nothing here is zeroed per call) */
     EditRec edits_here[16];
     char out_here[256];
 } State;
 
 #define CH(st, i) PyUnicode_READ((st)->kind, (st)->data, (i))
+
+/* target[s:e] as a new str: the target's own slice, or (a target read as ASCII bytes, which has
+ * no str: twin_ascii_url) a str of those bytes. */
+static PyObject *target_slice(State *st, Py_ssize_t s, Py_ssize_t e) {
+    if (!st->target) return ascii_str((const char *)st->s1 + s, e - s);
+    return PyUnicode_Substring(st->target, s, e);
+}
 
 static EditRec *new_edit(State *st) {
     if (st->nedits == st->capedits) {
@@ -1277,7 +1287,7 @@ static int step_scheme(State *st) {
     if (cased) {
         if (!(st->flags & FL_LOWER_SCHEME)) return decline(st, "scheme");
         PyObject **before = &schemes[st->scheme].spelled[cased];
-        if (!*before) *before = PyUnicode_Substring(st->target, 0, n);
+        if (!*before) *before = target_slice(st, 0, n);
         if (!*before ||
             whole_edit(st, R_LOWER_SCHEME, C_SCHEME, 0, n, Py_NewRef(*before),
                        Py_NewRef(schemes[st->scheme].name_str)) < 0)
@@ -1651,7 +1661,7 @@ static int step_port(State *st, Py_ssize_t colon, Py_ssize_t pe) {
     if ((st->flags & FL_STRIP_PORT_ZEROS) && pe - ps > 1 && CH(st, ps) == '0') {
         while (zs < pe - 1 && CH(st, zs) == '0') zs++;
         if (whole_edit(st, R_STRIP_PORT_ZEROS, C_PORT, ps, pe, NULL,
-                       PyUnicode_Substring(st->target, zs, pe)) < 0)
+                       target_slice(st, zs, pe)) < 0)
             return FAIL;
     }
     if ((st->flags & FL_DROP_DEFAULT_PORT) && st->scheme >= 0) {
@@ -1734,7 +1744,9 @@ static int step_authority(State *st) {
             if (!(CH(st, k) >= '0' && CH(st, k) <= '9')) he = ae;
     }
     if (he == ae) colon = -1;
+    st->host_at = out->n;
     int rc = literal ? step_ip_literal(st, hs, he) : step_host(st, hs, he);
+    st->host_end = out->n;
     if (rc == OK && colon >= 0) rc = step_port(st, colon, ae);
     return rc;
 }
@@ -1890,26 +1902,34 @@ static PyObject *make_result(State *st) {
 
 /* The twin on target (a ready str) with a policy's flags and a form code: a Result, None
  * (declined: declined_why says why) or NULL (an exception). */
+/* A State for target (NULL: a target of ASCII bytes, data) of len characters of kind. */
+static void state_init(State *st, PyObject *target, int kind, const void *data, Py_ssize_t len,
+                       int flags) {
+    st->target = target;
+    st->kind = kind;
+    st->data = data;
+    st->s1 = kind == PyUnicode_1BYTE_KIND ? (const Py_UCS1 *)data : NULL;
+    st->len = len;
+    st->flags = flags;
+    st->edits = st->edits_here;
+    st->nedits = st->in_component = 0;
+    st->capedits = sizeof st->edits_here / sizeof *st->edits_here;
+    st->nfindings = 0;
+    st->out.p = st->out.stack = st->out_here;
+    st->out.n = 0;
+    st->out.cap = sizeof st->out_here;
+    st->pos = 0;
+    st->origin = st->authority = 0;
+    st->scheme = -1;
+    st->why = NULL;
+    st->host_lower = 0;
+    st->host_at = st->host_end = -1;
+}
+
 static PyObject *twin_run(PyObject *target, int flags, int form) {
     State st;
-    st.target = target;
-    st.kind = PyUnicode_KIND(target);
-    st.data = PyUnicode_DATA(target);
-    st.s1 = st.kind == PyUnicode_1BYTE_KIND ? (const Py_UCS1 *)st.data : NULL;
-    st.len = PyUnicode_GET_LENGTH(target);
-    st.flags = flags;
-    st.edits = st.edits_here;
-    st.nedits = st.in_component = 0;
-    st.capedits = sizeof st.edits_here / sizeof *st.edits_here;
-    st.nfindings = 0;
-    st.out.p = st.out.stack = st.out_here;
-    st.out.n = 0;
-    st.out.cap = sizeof st.out_here;
-    st.pos = 0;
-    st.origin = st.authority = 0;
-    st.scheme = -1;
-    st.why = NULL;
-    st.host_lower = 0;
+    state_init(&st, target, PyUnicode_KIND(target), PyUnicode_DATA(target),
+               PyUnicode_GET_LENGTH(target), flags);
     int rc = steps(&st, form);
     PyObject *result = rc == OK ? make_result(&st) : NULL;
     state_free(&st);
@@ -1917,6 +1937,28 @@ static PyObject *twin_run(PyObject *target, int flags, int form) {
     if (rc == REFUSE) Py_RETURN_NONE;
     return result;
 }
+
+/* ---- the Arrow column loop's way in (core/_columns.c, through the capsule ASCII_URL; the
+ * signature is core/_twin.h's): the canonical URL of an ASCII target held as bytes, handed to
+ * the caller's sink with where its host is, with no str of the target, no Result and no tuple
+ * of edits made.  The policy's query rules are the sink's to run (they are Python's:
+ * driver.query_rules_url); a target the twin declines, and under query rules one with a ";"
+ * before its query (path parameters go before dot removal: driver.query_rules_after), is left
+ * to the caller, which calls canonicalize. */
+static int twin_ascii_url(const char *p, Py_ssize_t n, int flags, int query_rules,
+                          urlsan_url_sink sink, void *ctx) {
+    if (!ready || flags < 0) return 0;
+    for (Py_ssize_t i = 0; query_rules && i < n && p[i] != '?' && p[i] != '#'; i++)
+        if (p[i] == ';') return 0;
+    State st;
+    state_init(&st, NULL, PyUnicode_1BYTE_KIND, p, n, flags);
+    int rc = steps(&st, FORM_AUTO), done = rc == REFUSE ? 0 : -1;
+    if (rc == OK) done = sink(ctx, st.out.p, st.out.n, st.host_at, st.host_end) < 0 ? -1 : 1;
+    state_free(&st);
+    return done;
+}
+
+static const UrlsanTwinApi twin_api = {URLSAN_TWIN_API_VERSION, twin_ascii_url};
 
 static PyObject *twin_canonicalize(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
@@ -2326,15 +2368,11 @@ static PyObject *edit_rules(PyObject *result) {
     return rules;
 }
 
-/* value.strip() (any white space, as str.strip()) for a str; "" for anything else. */
-static PyObject *stripped_value(PyObject *value) {
+/* value.strip(blanks) for a str; "" for anything else. */
+static PyObject *stripped_value(PyObject *value, PyObject *blanks) {
     if (!PyUnicode_Check(value)) return Py_NewRef(empty_str);
-    Py_ssize_t n = PyUnicode_GET_LENGTH(value);
-    if (PyUnicode_CheckExact(value) &&
-        (n == 0 || (!Py_UNICODE_ISSPACE(PyUnicode_READ_CHAR(value, 0)) &&
-                    !Py_UNICODE_ISSPACE(PyUnicode_READ_CHAR(value, n - 1)))))
-        return Py_NewRef(value);
-    return PyObject_CallMethod(value, "strip", NULL);
+    if (PyUnicode_CheckExact(value)) return strip_blanks(value, blanks);
+    return PyObject_CallMethod(value, "strip", "O", blanks);
 }
 
 static int append3(PyObject *a, PyObject *x, PyObject *b, PyObject *y, PyObject *c,
@@ -2344,8 +2382,9 @@ static int append3(PyObject *a, PyObject *x, PyObject *b, PyObject *y, PyObject 
 }
 
 /* One value's row: its url, changed and rules appended; -1: an exception. */
-static int column_row(Entry *e, PyObject *value, PyObject *policy, PyObject **cols) {
-    PyObject *text = stripped_value(value);
+static int column_row(Entry *e, PyObject *value, PyObject *policy, PyObject *blanks,
+                      PyObject **cols) {
+    PyObject *text = stripped_value(value, blanks);
     if (!text) return -1;
     if (PyUnicode_GET_LENGTH(text) == 0) {
         Py_DECREF(text);
@@ -2386,7 +2425,9 @@ static int column_row(Entry *e, PyObject *value, PyObject *policy, PyObject **co
 /* columns(entry, values, policy) -> (urls, changed, rules): core/many.py's columns(). */
 static PyObject *many_columns(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    if (many_check(args, nargs, 3, "columns(entry, values: list, policy)") < 0) return NULL;
+    if (many_check(args, nargs, 4, "columns(entry, values: list, policy, blanks: str)") < 0)
+        return NULL;
+    if (!PyUnicode_Check(args[3])) return PyErr_Format(PyExc_TypeError, "blanks must be a str");
     if (!ready) {
         PyErr_SetString(PyExc_RuntimeError, "urlsan.core._speedups.setup() was not called");
         return NULL;
@@ -2396,7 +2437,7 @@ static PyObject *many_columns(PyObject *self, PyObject *const *args, Py_ssize_t 
     int ok = cols[0] && cols[1] && cols[2];
     for (Py_ssize_t i = 0; ok && i < PyList_GET_SIZE(values); i++) {
         PyObject *value = Py_NewRef(PyList_GET_ITEM(values, i));
-        ok = column_row((Entry *)args[0], value, args[2], cols) == 0;
+        ok = column_row((Entry *)args[0], value, args[2], args[3], cols) == 0;
         Py_DECREF(value);
     }
     if (ok) out = PyTuple_Pack(3, cols[0], cols[1], cols[2]);
@@ -2549,8 +2590,8 @@ static PyMethodDef methods[] = {
      "urls(entry, texts, policy, form, blanks, longest) -> list[str]: core/many.py's urls(), "
      "compiled."},
     {"columns", (PyCFunction)(void (*)(void))many_columns, METH_FASTCALL,
-     "columns(entry, values, policy) -> (urls, changed, rules): core/many.py's columns(), "
-     "compiled."},
+     "columns(entry, values, policy, blanks) -> (urls, changed, rules): core/many.py's "
+     "columns(), compiled."},
     {"declined", twin_declined, METH_NOARGS,
      "declined() -> str | None: why the last canonicalize() call returned None."},
     {"setup", twin_setup, METH_VARARGS,
@@ -2617,10 +2658,15 @@ PyMODINIT_FUNC PyInit__speedups(void) {
         if (!bit || PyDict_SetItemString(flags, POLICY_FLAGS[k].rule, bit) < 0) Py_CLEAR(flags);
         Py_XDECREF(bit);
     }
-    if (!flags || PyModule_AddObject(m, "FLAGS", flags) < 0 ||
-        PyModule_AddIntConstant(m, "UNRESERVED_2396", FL_UNRESERVED_2396) < 0 ||
-        PyModule_AddIntConstant(m, "STRICT", FL_STRICT) < 0) {
-        Py_XDECREF(flags);
+    /* the column loop's way in (core/_twin.h) */
+    PyObject *api = PyCapsule_New((void *)&twin_api, URLSAN_TWIN_API_NAME, NULL);
+    int failed = !flags || !api || PyModule_AddObjectRef(m, "FLAGS", flags) < 0 ||
+                 PyModule_AddObjectRef(m, "ASCII_URL", api) < 0 ||
+                 PyModule_AddIntConstant(m, "UNRESERVED_2396", FL_UNRESERVED_2396) < 0 ||
+                 PyModule_AddIntConstant(m, "STRICT", FL_STRICT) < 0;
+    Py_XDECREF(flags);
+    Py_XDECREF(api);
+    if (failed) {
         Py_DECREF(m);
         return NULL;
     }

@@ -6,6 +6,7 @@ from urlsan.core.result import Edit, Finding, InvalidTarget, Result
 FLAGS: dict[str, int]
 UNRESERVED_2396: int
 STRICT: int
+ASCII_URL: object  # a capsule: core/_twin.h
 
 def canonicalize(target: str, flags: int, form: str, /) -> Result | None: ...
 def declined() -> str | None: ...
@@ -19,7 +20,7 @@ def urls(
     /,
 ) -> list[str]: ...
 def columns(
-    entry: Callable[..., Result], values: list[Any], policy: Any, /
+    entry: Callable[..., Result], values: list[Any], policy: Any, blanks: str, /
 ) -> tuple[list[str | None], list[bool | None], list[list[str] | None]]: ...
 def entry(
     python: Callable[..., Result],

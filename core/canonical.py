@@ -36,6 +36,7 @@ from .driver import (
     canonicalize_python,
     policy_of,
     query_rules_after,
+    query_rules_url,
     reference,
     text_of,
 )
@@ -46,6 +47,7 @@ from .result import FOLD_AFTER, Edit, Finding, InvalidTarget, Result
 
 __all__ = [
     "Derived",
+    "ascii_twin",
     "canonicalize",
     "canonicalize_authority",
     "canonicalize_python",
@@ -104,6 +106,21 @@ def _switches(policy: Policy) -> int:
     for rule in policy.rules:
         bits |= compiled._flags[rule]
     return bits
+
+
+def ascii_twin(policy: Policy) -> tuple[object, int, Callable[..., str] | None, Policy] | None:
+    """What a C loop over UTF-8 buffers (the Arrow column loop, core/_columns.c) needs to
+    canonicalize an ASCII row as ``canonicalize(row, policy).url`` gives it, with the twin and
+    without a Result (core/_twin.h): the twin's capsule, ``policy``'s switches, the function
+    that runs its query rules on the twin's URL (`driver.query_rules_url`; None when it has
+    none) and ``policy``.  None when the twin is off or cannot serve ``policy``: then every row
+    is ``canonicalize``'s."""
+    if compiled.twin is None or compiled.ascii_url is None:
+        return None
+    d = derived(policy)
+    if d.twin < 0:
+        return None
+    return compiled.ascii_url, d.twin, query_rules_url if d.query_rules else None, policy
 
 
 def twin_flags(policy: Policy) -> int:

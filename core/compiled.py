@@ -31,6 +31,7 @@ entry: Callable[..., Callable[..., Result]] | None = None  # makes the public ca
 setup: Callable[..., None] | None = None  # hands the twin the tables it walks
 urls: Callable[..., list[str]] | None = None  # many.py's loops, in C
 columns: Callable[..., tuple[list[Any], list[Any], list[Any]]] | None = None
+ascii_url: object | None = None  # the capsule of the twin's way in for C callers (core/_twin.h)
 path: str | None = None  # the extension's file
 _flags: dict[str, int] = {}  # a rule's switch of the twin, for each rule it has one for
 _unreserved_2396 = 0  # the switch of RFC 2396's wider unreserved set
@@ -48,6 +49,7 @@ if not os.environ.get("URLSAN_NO_EXTENSIONS"):
         setup = _speedups.setup
         urls = _speedups.urls
         columns = _speedups.columns
+        ascii_url = _speedups.ASCII_URL
         path = _speedups.__file__
         _flags = _speedups.FLAGS
         _unreserved_2396 = _speedups.UNRESERVED_2396

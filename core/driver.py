@@ -99,7 +99,7 @@ def query_rules_after(result: Result, policy: Policy, sent_to: str | None) -> Re
     """
     url, target = result.url, result.input
     host = sent_to if url[:1] == "/" else split(url, "absolute").host[0]
-    if ";" in target and policy.param_tests(host).path is not None:
+    if ";" in _before_query(target) and policy.param_tests(host).path is not None:
         return None
     qmark, hash_ = url.find("?"), url.find("#")
     if qmark < 0 or 0 <= hash_ < qmark:
@@ -115,6 +115,30 @@ def query_rules_after(result: Result, policy: Policy, sent_to: str | None) -> Re
         return result
     url = url[:qmark] + ("" if text is None else "?" + text) + url[end:]
     return Result(target, url, query.merged(result.edits, c.freeze()), result.findings)
+
+
+def _before_query(target: str) -> str:
+    """The target up to its query or fragment: where path parameters may be (a ";" after it is
+    the query's, which drop-params reads as part of a parameter's value)."""
+    return target.partition("?")[0].partition("#")[0]
+
+
+def query_rules_url(url: str, policy: Policy, host: str | None) -> str:
+    """`query_rules_after` for a caller that keeps the URL alone (the Arrow column loop,
+    core/_columns.c, through `canonical.ascii_twin`): the query rules on the twin's canonical
+    ``url``, with no Result, edits or findings made.  ``host``: the URL's host as written, None
+    for origin-form.  The caller leaves a target with a ";" before its query to `canonicalize`
+    (path parameters, which `query_rules_after` leaves to the reference)."""
+    hash_ = url.find("#")
+    end = hash_ if hash_ >= 0 else len(url)
+    qmark = url.find("?", 0, end)
+    if qmark < 0:
+        return url
+    c = _Canonicalizer(policy, url)
+    c.raw, c.start = url[qmark + 1 : end], qmark + 1
+    c.host = host
+    text = c.walk(c.steps["query"][1:], c.raw)  # the steps after the characters step, as above
+    return url[:qmark] + ("" if text is None else "?" + text) + url[end:]
 
 
 @lru_cache(maxsize=16)

@@ -61,13 +61,14 @@ def columns(values: Sequence[object], policy: Policy) -> Columns:
     """The url, changed and rules of each value, as three lists (the data-frame integrations'
     result columns).
 
-    Surrounding white space (a text line's newline) is not part of the URL.  None, NaN, any
-    other non-str and a blank string give None in all three; a URL the policy refuses gives
-    url None, changed False and the refusing rule; else the canonical URL, whether it differs
-    from the (stripped) input, and the rules that fired, each once, in the order they ran."""
+    Surrounding ASCII white space (`BLANKS`: a text line's newline) is not part of the URL.
+    None, NaN, any other non-str and a blank string give None in all three; a URL the policy
+    refuses gives url None, changed False and the refusing rule; else the canonical URL,
+    whether it differs from the (stripped) input, and the rules that fired, each once, in the
+    order they ran."""
     with collector_paused():
         if _columns_in_c is not None and type(values) is list:
-            return _columns_in_c(canonicalize, values, policy)  # type: ignore[no-any-return]
+            return _columns_in_c(canonicalize, values, policy, BLANKS)  # type: ignore[no-any-return]
         return _columns(values, policy)
 
 
@@ -93,7 +94,7 @@ def _columns(values: Sequence[object], policy: Policy) -> Columns:
     changed: list[bool | None] = []
     rules: list[list[str] | None] = []
     for value in values:
-        url = value.strip() if isinstance(value, str) else ""
+        url = value.strip(BLANKS) if isinstance(value, str) else ""
         if not url:
             urls_.append(None)
             changed.append(None)

@@ -29,7 +29,7 @@ def drop(drops: NameTest | None, edits: Edits, text: str, start: int, raw: str) 
     """drop-params on a query: the parameters ``drops`` names go; None when none is left."""
     if drops is None or not text:
         return text
-    kept = "&".join(p for p in text.split("&") if not drops(name(p)))
+    kept = "&".join([p for p in text.split("&") if not drops(p.partition("=")[0])])  # name(p)
     if kept == text:
         return text
     edits.whole("drop-params", "query", start, start + len(raw), text, kept)

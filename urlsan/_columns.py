@@ -4,8 +4,9 @@ the url / changed / rules columns, and the one that turns it into SURT keys.
 
 Pure Python: neither Spark, Dask, DuckDB, Polars nor pandas is needed here, so each integration
 needs only its own extra.  `arrow_urls` and `arrow_surt_keys` take a pyarrow string column:
-with the compiled loop (core/_columns.c) they read its buffers and write the result's, one call
-per row and no list of rows; without it (``URLSAN_NO_EXTENSIONS``, no compiler) they go through
+with the compiled loop (core/_columns.c) they read its buffers and write the result's, the
+twin straight from the buffer for the ASCII rows it serves and one call for each other row, no
+list of rows; without it (``URLSAN_NO_EXTENSIONS``, no compiler) they go through
 the list functions here.
 """
 
@@ -17,6 +18,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from urlsan.core import Policy, canonicalize, many
+from urlsan.core.canonical import ascii_twin
 from urlsan.core.options import policy_from_options
 from urlsan.core.surt import PROFILES as SURT_PROFILES
 from urlsan.core.surt import ia_key, urlsan_key
@@ -97,6 +99,7 @@ def arrow_urls(values: Any, policy: Policy) -> Any:
         values,
         (canonicalize, (policy,), 1, lambda text: columns([text], policy)[0][0]),
         lambda rows: canonical_urls(rows, policy),
+        ascii_twin(policy),
     )
 
 
@@ -116,6 +119,7 @@ def _arrow_map(
     values: Any,
     call: tuple[Callable[..., Any], tuple[Any, ...], int, Callable[[str], str | None]],
     by_list: Callable[[list[Any]], list[str | None]],
+    twin: tuple[object, int, Callable[..., str] | None, Policy] | None = None,
 ) -> Any:
     import pyarrow as pa  # type: ignore[import-untyped]  # no stubs; the caller's extra has it
 
@@ -129,7 +133,7 @@ def _arrow_map(
         validity, offsets, data = chunk.buffers()
         large = chunk.type == pa.large_string()
         nulls, bits, offs, text = _map_strings(
-            *call, validity, offsets, data, chunk.offset, len(chunk), large
+            *call, validity, offsets, data, chunk.offset, len(chunk), large, twin
         )
         buffers = [None if bits is None else pa.py_buffer(bits), pa.py_buffer(offs)]
         buffers.append(pa.py_buffer(text))

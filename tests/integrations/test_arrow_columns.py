@@ -1,15 +1,20 @@
 """The url and SURT columns of a pyarrow string column (urlsan._columns.arrow_urls,
 arrow_surt_keys), which DuckDB and Polars hand urlsan: the same values as the list path, for
-nulls, blanks, refused URLs, slices, chunks and both offset widths."""
+nulls, blanks, refused URLs, slices, chunks and both offset widths; and the compiled twin run
+straight from the column's buffer (core/_twin.h) equal to the reference driver."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 pa = pytest.importorskip("pyarrow", reason="the Arrow columns come with the duckdb extra")
 
+from tests.core.test_speedups import TARGETS, any_policy  # noqa: E402
 from urlsan import _columns  # noqa: E402
 from urlsan._columns import (  # noqa: E402
     arrow_surt_keys,
@@ -18,6 +23,8 @@ from urlsan._columns import (  # noqa: E402
     canonical_urls,
     surt_keys,
 )
+from urlsan.core import InvalidTarget, Policy, compiled, many  # noqa: E402
+from urlsan.core.canonical import ascii_twin, canonicalize_python  # noqa: E402
 
 ROWS = [
     "http://Example.COM/a/./b/../c?b=2&a=1#frag",
@@ -85,3 +92,102 @@ def test_the_compiled_loop_is_built_where_the_twin_is() -> None:
     if compiled.twin is None:
         pytest.skip("built without a C compiler")
     assert _columns._map_strings is not None
+
+
+# --- the twin straight from the column's buffer (core/_twin.h): equal to the reference driver
+
+DATA = Path(__file__).parents[1] / "data"
+needs_twin = pytest.mark.skipif(
+    compiled.twin is None or _columns._map_strings is None,
+    reason="urlsan.core._speedups and _columns are not built (no C compiler, or "
+    "URLSAN_NO_EXTENSIONS set)",
+)
+
+
+def reference_urls(rows: list[str | None], policy: Policy) -> list[str | None]:
+    """What the url column must hold: the pure-Python driver's URL of each stripped row; null
+    for a null, a blank, and a URL the policy refuses."""
+    out: list[str | None] = []
+    for row in rows:
+        text = row.strip(many.BLANKS) if row is not None else ""
+        try:
+            out.append(canonicalize_python(text, policy).url if text else None)
+        except InvalidTarget:
+            out.append(None)
+    return out
+
+
+# Every kind of parameter spec: scoped to a host and below it, an allowlist on another, an
+# IP-literal host; the crawler profile's defaults besides.
+SCOPED = Policy.profile("crawler").with_params(
+    drop="example.com:ref,Src*;[::1]:debug", keep="shop.example:id,page"
+)
+QUERIES = [
+    "http://www.example.com/a?ref=1&q=2&src_x=3&utm_source=4",
+    "http://example.org/a?ref=1&q=2&utm_source=4",
+    "http://[::1]:80/?debug=1&z&a",
+    "http://shop.example/p?id=1&x=2&PAGE=3&gclid=4",
+    "http://other.shop.example./p/../q?b=&a=#f?x",
+    "/only/a/path?ref=1&b&a&",
+    "http://h/p?a=1;b=2&sid=3",  # a ";" in the query: the twin's, with the query rules
+    "http://h/p;jsessionid=A1/../q?PHPSESSID=x&item=3",  # a path parameter: the reference's
+    "http://h/?",
+    "http://h/?utm_a=1",
+    "HTTP://U:P@Example.COM:0080/%7e/?%62=1&a#x",
+    "http://h/caf\u00e9?b&a",  # not ASCII: the Python call
+]
+
+
+@needs_twin
+@pytest.mark.parametrize(
+    "policy",
+    [SCOPED, *(Policy.profile(name) for name in ("crawler", "rfc3986", "rfc2396", "strict"))],
+    ids=["scoped", "crawler", "rfc3986", "rfc2396", "strict"],
+)
+def test_the_twin_from_the_buffer_equals_the_reference(policy: Policy) -> None:
+    real = (DATA / "real-paths.txt").read_text(encoding="utf-8").splitlines()
+    rows: list[str | None] = [*QUERIES, *real[:1500], *ROWS]
+    got = arrow_urls(pa.array(rows, pa.large_string()), policy).to_pylist()
+    assert got == reference_urls(rows, policy)
+
+
+@needs_twin
+@given(rows=st.lists(TARGETS, max_size=6), policy=any_policy())
+def test_the_twin_from_the_buffer_equals_the_reference_under_any_rule_set(
+    rows: list[str], policy: Policy
+) -> None:
+    rows = [row for row in rows if not any("\ud800" <= c <= "\udfff" for c in row)]  # UTF-8
+    got = arrow_urls(pa.array(rows, pa.string()), policy).to_pylist()
+    assert got == reference_urls(list(rows), policy)
+
+
+@needs_twin
+def test_an_ascii_row_the_twin_serves_makes_no_python_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls: list[str] = []
+    real = _columns.canonicalize
+
+    def counted(text: str, *args: object) -> object:
+        calls.append(text)
+        return real(text, *args)
+
+    monkeypatch.setattr(_columns, "canonicalize", counted)
+    policy = Policy.profile("crawler")
+    served = ["http://Example.com/a/../b?b=2&a=1", "/x/%7e", "http://h/p?a;b"]
+    left = ["http://h/caf\u00e9", "http://h/p;jsessionid=1", "ftp://h/x"]
+    got = arrow_urls(pa.array(served + left), policy).to_pylist()
+    assert got == reference_urls(served + left, policy)
+    assert calls == left  # not ASCII, a path parameter, a scheme the twin declines
+
+
+@needs_twin
+def test_the_switch_sets_the_twin_aside_for_the_columns_too(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    policy = Policy.profile("crawler")
+    assert ascii_twin(policy) is not None
+    monkeypatch.setattr(compiled, "twin", None)
+    assert ascii_twin(policy) is None
+    got = arrow_urls(pa.array(QUERIES), policy).to_pylist()
+    assert got == reference_urls(QUERIES, policy)
