@@ -58,16 +58,123 @@ static int is_ascii(const unsigned char *p, int64_t n) {
     return any < 0x80;
 }
 
-/* The twin's way in, when map_strings is given one: (capsule, flags, query, policy), as
+/* ---- the result: the url column, and (map_result) the changed and rules columns */
+
+static PyObject *new_bitmap(Py_ssize_t n) {
+    PyObject *b = PyBytes_FromStringAndSize(NULL, (n + 7) / 8);
+    if (b) memset(PyBytes_AS_STRING(b), 0, (size_t)((n + 7) / 8));
+    return b;
+}
+
+static inline void set_bit(PyObject *bitmap, Py_ssize_t i) {
+    ((unsigned char *)PyBytes_AS_STRING(bitmap))[i >> 3] |= (unsigned char)(1u << (i & 7));
+}
+
+typedef struct {
+    PyObject *url_bits, *url_offs; /* validity, int64 offsets */
+    Bytes url;                     /* the URLs' UTF-8 */
+    Py_ssize_t url_nulls;
+    int full; /* the changed and rules columns too, with their own validity (a refused URL has
+               * a null url, yet changed false and the rule that refused) */
+    PyObject *row_bits, *changed, *list_offs; /* validity, bits, int32 offsets into the names */
+    Bytes name_offs, names;                   /* the rule names: int32 offsets, UTF-8 */
+    Py_ssize_t row_nulls;
+    int32_t nnames;
+} Out;
+
+static void out_close(Out *o) {
+    Py_CLEAR(o->url_bits);
+    Py_CLEAR(o->url_offs);
+    Py_CLEAR(o->url.obj);
+    Py_CLEAR(o->row_bits);
+    Py_CLEAR(o->changed);
+    Py_CLEAR(o->list_offs);
+    Py_CLEAR(o->name_offs.obj);
+    Py_CLEAR(o->names.obj);
+}
+
+static int out_open(Out *o, Py_ssize_t length, int full, Py_ssize_t reserve) {
+    memset(o, 0, sizeof *o);
+    o->full = full;
+    o->url_bits = new_bitmap(length);
+    o->url_offs = PyBytes_FromStringAndSize(NULL, (length + 1) * 8);
+    if (!o->url_bits || !o->url_offs || bytes_reserve(&o->url, reserve) < 0) return -1;
+    ((int64_t *)PyBytes_AS_STRING(o->url_offs))[0] = 0;
+    if (!full) return 0;
+    o->row_bits = new_bitmap(length);
+    o->changed = new_bitmap(length);
+    o->list_offs = PyBytes_FromStringAndSize(NULL, (length + 1) * 4);
+    int32_t zero = 0;
+    if (!o->row_bits || !o->changed || !o->list_offs ||
+        bytes_put(&o->name_offs, (const char *)&zero, 4) < 0)
+        return -1;
+    ((int32_t *)PyBytes_AS_STRING(o->list_offs))[0] = 0;
+    return 0;
+}
+
+/* Row i ends: its offsets (a null or a row left empty has none of its own). */
+static void out_end(Out *o, Py_ssize_t i) {
+    ((int64_t *)PyBytes_AS_STRING(o->url_offs))[i + 1] = o->url.size;
+    if (o->full) ((int32_t *)PyBytes_AS_STRING(o->list_offs))[i + 1] = o->nnames;
+}
+
+static int out_url(Out *o, Py_ssize_t i, const char *url, Py_ssize_t n) {
+    set_bit(o->url_bits, i);
+    return bytes_put(&o->url, url, n);
+}
+
+/* A rule name of row i's rules (the caller sees to each once). */
+static int out_name(Out *o, PyObject *name) {
+    Py_ssize_t n;
+    const char *text = PyUnicode_Check(name) ? PyUnicode_AsUTF8AndSize(name, &n) : NULL;
+    if (!text) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "a rule name is no str");
+        return -1;
+    }
+    if (o->nnames == INT32_MAX || o->names.size + n > INT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "more rule names than an Arrow list holds");
+        return -1;
+    }
+    if (bytes_put(&o->names, text, n) < 0) return -1;
+    int32_t end = (int32_t)o->names.size;
+    o->nnames++;
+    return bytes_put(&o->name_offs, (const char *)&end, 4);
+}
+
+/* Row i's changed and rules: the names of each part, each name once, in order. */
+static int out_rules(Out *o, Py_ssize_t i, int changed, PyObject *const *names, Py_ssize_t n) {
+    set_bit(o->row_bits, i);
+    if (changed) set_bit(o->changed, i);
+    for (Py_ssize_t k = 0; k < n; k++) {
+        int seen = 0;
+        for (Py_ssize_t j = 0; j < k && !seen; j++) {
+            seen = names[j] == names[k];
+            if (!seen) {
+                int eq = PyUnicode_Compare(names[j], names[k]);
+                if (eq == -1 && PyErr_Occurred()) return -1;
+                seen = eq == 0;
+            }
+        }
+        if (!seen && out_name(o, names[k]) < 0) return -1;
+    }
+    return 0;
+}
+
+/* ---- the twin straight from the buffer (core/_twin.h) */
+
+/* The twin's way in, when given one: (capsule, flags, query, policy), as
  * urlsan.core.canonical.ascii_twin(policy) makes it. */
 typedef struct {
     const UrlsanTwinApi *api; /* NULL: every row goes to the Python callable */
     int flags;
-    PyObject *query, *policy; /* query(url, policy, host) -> url: the query rules; or None */
-    Bytes *out;
+    PyObject *query, *policy; /* query(url, policy, host) -> (url, rules); or None */
+    Out *out;
+    Py_ssize_t i;             /* the row */
+    const char *row;          /* its text, stripped */
+    Py_ssize_t row_n;
 } Twin;
 
-static int twin_open(Twin *t, PyObject *spec, Bytes *out) {
+static int twin_open(Twin *t, PyObject *spec, Out *out) {
     t->api = NULL;
     t->out = out;
     if (spec == Py_None) return 0;
@@ -89,37 +196,81 @@ static int twin_open(Twin *t, PyObject *spec, Bytes *out) {
     return 0;
 }
 
-/* What the twin hands over: its canonical URL, written to the result; with query rules and a
- * "?", the URL that query(url, policy, host) makes of it. */
-static int twin_sink(void *ctx, const char *url, Py_ssize_t n, Py_ssize_t host_at,
-                     Py_ssize_t host_end) {
-    Twin *t = ctx;
-    if (t->query == Py_None || !memchr(url, '?', (size_t)n)) return bytes_put(t->out, url, n);
-    PyObject *args[3] = {PyUnicode_DecodeASCII(url, n, NULL), t->policy, NULL};
-    args[2] = host_at < 0 ? Py_NewRef(Py_None)
-                          : PyUnicode_DecodeASCII(url + host_at, host_end - host_at, NULL);
+/* query(url, policy, host) on the twin's URL: (url: str, rules: tuple of str), new reference. */
+static PyObject *twin_query(Twin *t, const UrlsanMade *made) {
+    PyObject *args[3] = {PyUnicode_DecodeASCII(made->url, made->length, NULL), t->policy, NULL};
+    args[2] = made->host_at < 0 ? Py_NewRef(Py_None)
+                                : PyUnicode_DecodeASCII(made->url + made->host_at,
+                                                        made->host_end - made->host_at, NULL);
     PyObject *done = args[0] && args[2] ? PyObject_Vectorcall(t->query, args, 3, NULL) : NULL;
     Py_XDECREF(args[0]);
     Py_XDECREF(args[2]);
-    if (!done) return -1;
-    Py_ssize_t size;
-    const char *text = PyUnicode_Check(done) ? PyUnicode_AsUTF8AndSize(done, &size) : NULL;
-    int rc = text ? bytes_put(t->out, text, size) : -1;
-    if (!text && !PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "query() returned no str");
-    Py_DECREF(done);
+    if (done && !(PyTuple_Check(done) && PyTuple_GET_SIZE(done) == 2 &&
+                  PyUnicode_Check(PyTuple_GET_ITEM(done, 0)) &&
+                  PyTuple_Check(PyTuple_GET_ITEM(done, 1)))) {
+        PyErr_SetString(PyExc_TypeError, "query() returns (url: str, rules: tuple)");
+        Py_CLEAR(done);
+    }
+    return done;
+}
+
+/* What the twin hands over: its URL (with query rules and a "?", the URL query() makes of it)
+ * and, for the full result, whether it differs from the row and the rules of its edits (the
+ * query rules' before the fragment's, as canonicalize orders them). */
+static int twin_sink(void *ctx, const UrlsanMade *made) {
+    Twin *t = ctx;
+    Out *o = t->out;
+    const char *url = made->url;
+    Py_ssize_t n = made->length;
+    PyObject *queried = NULL, *extra = NULL;
+    if (t->query != Py_None && memchr(url, '?', (size_t)n)) {
+        if (!(queried = twin_query(t, made))) return -1;
+        url = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(queried, 0), &n);
+        extra = PyTuple_GET_ITEM(queried, 1);
+    }
+    int rc = url ? out_url(o, t->i, url, n) : -1;
+    if (rc == 0 && o->full) {
+        const UrlsanFired *f = made->fired;
+        Py_ssize_t more = extra ? PyTuple_GET_SIZE(extra) : 0;
+        PyObject *names[URLSAN_MAX_RULES + 8];
+        Py_ssize_t k = 0;
+        for (int j = 0; j < f->fragment; j++) names[k++] = f->rules[j];
+        for (Py_ssize_t j = 0; j < more && k < URLSAN_MAX_RULES; j++)
+            names[k++] = PyTuple_GET_ITEM(extra, j);
+        for (int j = f->fragment; j < f->n && k < URLSAN_MAX_RULES + 8; j++)
+            names[k++] = f->rules[j];
+        int changed = n != t->row_n || memcmp(url, t->row, (size_t)n) != 0;
+        rc = out_rules(o, t->i, changed, names, k);
+    }
+    Py_XDECREF(queried);
     return rc;
 }
 
-/* The row in[s:e] canonicalized by the twin into the result: 1 done, 0 the Python callable's
- * to do, -1 an error that is not an Exception (an Exception leaves the row to the callable,
- * which raises it again and then takes its fallback). */
-static int twin_row(Twin *t, const unsigned char *p, int64_t n) {
+/* Row i, the text p[0:n], canonicalized by the twin into the result: 1 done, 0 the Python
+ * callable's to do, -1 an error that is not an Exception (an Exception leaves the row to the
+ * callable, which raises it again and then takes its fallback). */
+static int twin_row(Twin *t, Py_ssize_t i, const unsigned char *p, int64_t n) {
     if (!t->api || !is_ascii(p, n)) return 0;
-    Py_ssize_t size = t->out->size;
+    Out *o = t->out;
+    Py_ssize_t url_size = o->url.size, names_size = o->names.size, offs_size = o->name_offs.size;
+    int32_t nnames = o->nnames;
+    t->i = i;
+    t->row = (const char *)p;
+    t->row_n = (Py_ssize_t)n;
     int rc = t->api->ascii_url((const char *)p, (Py_ssize_t)n, t->flags, t->query != Py_None,
                                twin_sink, t);
     if (rc >= 0) return rc;
-    t->out->size = size;
+    /* what the row wrote goes; its bits are set again, or not, by the Python call */
+    o->url.size = url_size;
+    o->names.size = names_size;
+    o->name_offs.size = offs_size;
+    o->nnames = nnames;
+    unsigned char mask = (unsigned char)~(1u << (i & 7));
+    ((unsigned char *)PyBytes_AS_STRING(o->url_bits))[i >> 3] &= mask;
+    if (o->full) {
+        ((unsigned char *)PyBytes_AS_STRING(o->row_bits))[i >> 3] &= mask;
+        ((unsigned char *)PyBytes_AS_STRING(o->changed))[i >> 3] &= mask;
+    }
     if (!PyErr_ExceptionMatches(PyExc_Exception)) return -1;
     PyErr_Clear();
     return 0;
@@ -159,6 +310,47 @@ static PyObject *row_value(Call *c, PyObject *text) {
     return v;
 }
 
+/* A row's value from Python into the result: for the url column alone a str or None; for the
+ * full result a tuple (url: str | None, changed: bool | None, rules: list of str | None), where
+ * a changed of None makes changed and rules null. */
+static int out_value(Out *o, Py_ssize_t i, PyObject *value, PyObject *text, const char *raw,
+                     Py_ssize_t raw_n) {
+    PyObject *url = value;
+    if (o->full) {
+        if (!PyTuple_Check(value) || PyTuple_GET_SIZE(value) != 3) {
+            PyErr_SetString(PyExc_TypeError, "a row's value is no (url, changed, rules)");
+            return -1;
+        }
+        url = PyTuple_GET_ITEM(value, 0);
+        PyObject *changed = PyTuple_GET_ITEM(value, 1), *rules = PyTuple_GET_ITEM(value, 2);
+        if (changed == Py_None) {
+            o->row_nulls++;
+        } else if (!PyList_Check(rules)) {
+            PyErr_SetString(PyExc_TypeError, "a row's rules are no list");
+            return -1;
+        } else {
+            int is_changed = PyObject_IsTrue(changed);
+            if (is_changed < 0 || out_rules(o, i, is_changed, PySequence_Fast_ITEMS(rules),
+                                            PyList_GET_SIZE(rules)) < 0)
+                return -1;
+        }
+    }
+    if (url == Py_None) {
+        o->url_nulls++;
+        return 0;
+    }
+    if (url == text) return out_url(o, i, raw, raw_n); /* unchanged: the input's own bytes */
+    Py_ssize_t n;
+    const char *utf8 = PyUnicode_Check(url) ? PyUnicode_AsUTF8AndSize(url, &n) : NULL;
+    if (!utf8) {
+        if (!PyErr_Occurred())
+            PyErr_Format(PyExc_TypeError, "a row's url is %.100s, not str or None",
+                         Py_TYPE(url)->tp_name);
+        return -1;
+    }
+    return out_url(o, i, utf8, n);
+}
+
 typedef struct {
     Py_buffer validity, offsets, data;
     int has_validity, has_data, large;
@@ -194,6 +386,151 @@ static int64_t column_offset(Column *col, Py_ssize_t i) {
     return ((const int32_t *)col->offsets.buf)[i];
 }
 
+/* The rows of an Arrow string column: offset, length and its buffers, checked. */
+typedef struct {
+    Column col;
+    Py_ssize_t offset, length, data_size;
+    const unsigned char *in, *valid;
+} Rows;
+
+static int rows_open(Rows *r, PyObject *const *args) {
+    /* args: validity, offsets, data, offset, length, large */
+    r->offset = PyLong_AsSsize_t(args[3]);
+    r->length = PyLong_AsSsize_t(args[4]);
+    int large = PyObject_IsTrue(args[5]);
+    if (PyErr_Occurred() || large < 0) return -1;
+    if (r->offset < 0 || r->length < 0) {
+        PyErr_SetString(PyExc_ValueError, "offset and length must not be negative");
+        return -1;
+    }
+    if (column_open(&r->col, args[0], args[1], args[2], large) < 0) return -1;
+    Py_ssize_t width = large ? 8 : 4;
+    if (r->col.offsets.len < (r->offset + r->length + 1) * width ||
+        (r->col.has_validity && r->col.validity.len * 8 < r->offset + r->length)) {
+        column_release(&r->col);
+        PyErr_SetString(PyExc_ValueError, "the buffers are shorter than offset + length");
+        return -1;
+    }
+    r->data_size = r->col.has_data ? r->col.data.len : 0;
+    r->in = r->col.has_data ? (const unsigned char *)r->col.data.buf : NULL;
+    r->valid = r->col.has_validity ? (const unsigned char *)r->col.validity.buf : NULL;
+    return 0;
+}
+
+/* The bytes of the rows: room for them in the result, and a little more. */
+static Py_ssize_t rows_bytes(Rows *r) {
+    if (!r->length) return 0;
+    int64_t first = column_offset(&r->col, r->offset);
+    int64_t last = column_offset(&r->col, r->offset + r->length);
+    if (first < 0 || last < first || last > r->data_size) return 0;
+    return (Py_ssize_t)(last - first) + (Py_ssize_t)(last - first) / 8 + 64;
+}
+
+/* Row i stripped of ASCII white space into [*s, *e): 1, or 0 when it is null or blank, or -1
+ * (an offset outside the data). */
+static int rows_text(Rows *r, Py_ssize_t i, int64_t *s, int64_t *e) {
+    Py_ssize_t row = r->offset + i;
+    if (r->valid && !(r->valid[row >> 3] & (1u << (row & 7)))) return 0;
+    *s = column_offset(&r->col, row);
+    *e = column_offset(&r->col, row + 1);
+    if (*s < 0 || *e < *s || *e > r->data_size) {
+        PyErr_SetString(PyExc_ValueError, "an offset is outside the data buffer");
+        return -1;
+    }
+    while (*s < *e && is_blank(r->in[*s])) (*s)++;
+    while (*e > *s && is_blank(r->in[*e - 1])) (*e)--;
+    return *s < *e;
+}
+
+/* The loop both functions run: each row null, the twin's, or call's. */
+static int map_rows(Rows *r, Twin *twin, Call *c, Out *o) {
+    for (Py_ssize_t i = 0; i < r->length; i++) {
+        int64_t s, e;
+        int has = rows_text(r, i, &s, &e);
+        if (has < 0) return -1;
+        int served = has ? twin_row(twin, i, r->in + s, e - s) : 0;
+        if (served < 0) return -1;
+        if (!has) {
+            o->url_nulls++;
+            o->row_nulls += o->full;
+        } else if (!served) {
+            const char *raw = (const char *)r->in + s;
+            PyObject *text = PyUnicode_DecodeUTF8(raw, (Py_ssize_t)(e - s), NULL);
+            PyObject *value = text ? row_value(c, text) : NULL;
+            int failed = !value || out_value(o, i, value, text, raw, (Py_ssize_t)(e - s)) < 0;
+            Py_XDECREF(value);
+            Py_XDECREF(text);
+            if (failed) return -1;
+        }
+        out_end(o, i);
+    }
+    return 0;
+}
+
+/* A bytes object cut to the size written (the Bytes gives it up). */
+static PyObject *bytes_take(Bytes *b) {
+    if (!b->obj) return PyBytes_FromStringAndSize("", 0);
+    if (_PyBytes_Resize(&b->obj, b->size) < 0) return NULL; /* freed and set NULL */
+    PyObject *obj = b->obj;
+    b->obj = NULL;
+    return obj;
+}
+
+static int call_open(Call *c, PyObject *const *args) {
+    /* args: call, tail, field, fallback */
+    if (!PyTuple_Check(args[1]) || PyTuple_GET_SIZE(args[1]) > 6) {
+        PyErr_SetString(PyExc_TypeError, "tail: a tuple of at most 6");
+        return -1;
+    }
+    c->call = args[0];
+    c->tail = args[1];
+    c->fallback = args[3];
+    c->field = PyLong_AsSsize_t(args[2]);
+    if (c->field == -1 && PyErr_Occurred()) return -1;
+    c->nargs = 1 + PyTuple_GET_SIZE(c->tail);
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(c->tail); k++)
+        c->args[2 + k] = PyTuple_GET_ITEM(c->tail, k);
+    return 0;
+}
+
+/* map(args, nargs, full): the two functions below, which differ in their result only. */
+static PyObject *map(PyObject *const *args, Py_ssize_t nargs, int full, const char *use) {
+    if (nargs != 11) {
+        PyErr_SetString(PyExc_TypeError, use);
+        return NULL;
+    }
+    Call c;
+    Rows r;
+    Out o;
+    Twin twin;
+    if (call_open(&c, args) < 0 || rows_open(&r, args + 4) < 0) return NULL;
+    PyObject *result = NULL;
+    if (out_open(&o, r.length, full, rows_bytes(&r)) < 0 || twin_open(&twin, args[10], &o) < 0 ||
+        map_rows(&r, &twin, &c, &o) < 0)
+        goto done;
+    PyObject *url = bytes_take(&o.url);
+    if (!url) goto done;
+    PyObject *url_bits = o.url_nulls ? o.url_bits : Py_None;
+    if (!full) {
+        result = Py_BuildValue("(nOON)", o.url_nulls, url_bits, o.url_offs, url);
+        goto done;
+    }
+    PyObject *name_offs = bytes_take(&o.name_offs), *names = bytes_take(&o.names);
+    if (name_offs && names)
+        result = Py_BuildValue("(nOONnOOONN)", o.url_nulls, url_bits, o.url_offs, url,
+                               o.row_nulls, o.row_nulls ? o.row_bits : Py_None, o.changed,
+                               o.list_offs, name_offs, names);
+    else {
+        Py_DECREF(url);
+        Py_XDECREF(name_offs);
+        Py_XDECREF(names);
+    }
+done:
+    out_close(&o);
+    column_release(&r.col);
+    return result;
+}
+
 /* map_strings(call, tail, field, fallback, validity, offsets, data, offset, length, large,
  *             twin)
  *   -> (null_count, validity: bytes | None, offsets: bytes (int64), data: bytes)
@@ -201,121 +538,30 @@ static int64_t column_offset(Column *col, Py_ssize_t i) {
  * For each of the length rows from offset of an Arrow string column (large: int64 offsets,
  * else int32): null stays null; the text stripped of ASCII white space is null when blank,
  * else the twin's canonical URL of it, when twin is (capsule, flags, query, policy) and the
- * twin serves it (core/_twin.h; call must then be canonicalize with that policy), else call(text, *tail) (its item field when field >= 0), or fallback(text)
- * when the call raises an Exception and fallback is not None.  A value of None is null, a str
- * is the row. */
+ * twin serves it (core/_twin.h; call must then be canonicalize with that policy), else
+ * call(text, *tail) (its item field when field >= 0), or fallback(text) when the call raises
+ * an Exception and fallback is not None.  A value of None is null, a str is the row. */
 static PyObject *map_strings(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    if (nargs != 11 || !PyTuple_Check(args[1]) || PyTuple_GET_SIZE(args[1]) > 6) {
-        PyErr_SetString(PyExc_TypeError,
-                        "map_strings(call, tail: tuple (at most 6), field: int, fallback, "
-                        "validity, offsets, data, offset: int, length: int, large: bool, twin)");
-        return NULL;
-    }
-    Twin twin;
-    Bytes out = {0};
-    if (twin_open(&twin, args[10], &out) < 0) return NULL;
-    Call c = {.call = args[0], .tail = args[1], .fallback = args[3]};
-    c.field = PyLong_AsSsize_t(args[2]);
-    Py_ssize_t offset = PyLong_AsSsize_t(args[7]), length = PyLong_AsSsize_t(args[8]);
-    int large = PyObject_IsTrue(args[9]);
-    if (PyErr_Occurred() || large < 0) return NULL;
-    if (offset < 0 || length < 0) {
-        PyErr_SetString(PyExc_ValueError, "offset and length must not be negative");
-        return NULL;
-    }
-    c.nargs = 1 + PyTuple_GET_SIZE(c.tail);
-    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(c.tail); k++)
-        c.args[2 + k] = PyTuple_GET_ITEM(c.tail, k);
+    return map(args, nargs, 0,
+               "map_strings(call, tail: tuple (at most 6), field: int, fallback, validity, "
+               "offsets, data, offset: int, length: int, large: bool, twin)");
+}
 
-    Column col;
-    if (column_open(&col, args[4], args[5], args[6], large) < 0) return NULL;
-    Py_ssize_t width = large ? 8 : 4;
-    Py_ssize_t data_size = col.has_data ? col.data.len : 0;
-    if (col.offsets.len < (offset + length + 1) * width ||
-        (col.has_validity && col.validity.len * 8 < offset + length)) {
-        column_release(&col);
-        PyErr_SetString(PyExc_ValueError, "the buffers are shorter than offset + length");
-        return NULL;
-    }
-    const unsigned char *in = col.has_data ? (const unsigned char *)col.data.buf : NULL;
-    const unsigned char *valid = col.has_validity ? (const unsigned char *)col.validity.buf : NULL;
-
-    PyObject *result = NULL, *offsets_out = NULL, *validity_out = NULL, *data_out = NULL;
-    Py_ssize_t nulls = 0, bitmap_size = (length + 7) / 8;
-    offsets_out = PyBytes_FromStringAndSize(NULL, (length + 1) * 8);
-    validity_out = PyBytes_FromStringAndSize(NULL, bitmap_size);
-    if (!offsets_out || !validity_out) goto done;
-    int64_t *offs = (int64_t *)PyBytes_AS_STRING(offsets_out);
-    unsigned char *bits = (unsigned char *)PyBytes_AS_STRING(validity_out);
-    memset(bits, 0, (size_t)bitmap_size);
-    offs[0] = 0;
-    if (length) { /* room for the input's bytes and a little more: few reallocations */
-        int64_t first = column_offset(&col, offset), last = column_offset(&col, offset + length);
-        if (first >= 0 && last >= first && last <= data_size &&
-            bytes_reserve(&out, (Py_ssize_t)(last - first) + (Py_ssize_t)(last - first) / 8 + 64) < 0)
-            goto done;
-    }
-    for (Py_ssize_t i = 0; i < length; i++) {
-        Py_ssize_t row = offset + i;
-        offs[i + 1] = out.size;
-        if (valid && !(valid[row >> 3] & (1u << (row & 7)))) {
-            nulls++;
-            continue;
-        }
-        int64_t s = column_offset(&col, row), e = column_offset(&col, row + 1);
-        if (s < 0 || e < s || e > data_size) {
-            PyErr_SetString(PyExc_ValueError, "an offset is outside the data buffer");
-            goto done;
-        }
-        while (s < e && is_blank(in[s])) s++;
-        while (e > s && is_blank(in[e - 1])) e--;
-        if (s == e) {
-            nulls++;
-            continue;
-        }
-        int served = twin_row(&twin, in + s, e - s);
-        if (served < 0) goto done;
-        if (served) {
-            bits[i >> 3] |= (unsigned char)(1u << (i & 7));
-            offs[i + 1] = out.size;
-            continue;
-        }
-        PyObject *text = PyUnicode_DecodeUTF8((const char *)in + s, (Py_ssize_t)(e - s), NULL);
-        if (!text) goto done;
-        PyObject *value = row_value(&c, text);
-        int failed = value == NULL;
-        if (value == Py_None) {
-            nulls++;
-        } else if (value == text) { /* unchanged: the input's own bytes */
-            failed = bytes_put(&out, (const char *)in + s, (Py_ssize_t)(e - s)) < 0;
-        } else if (value && PyUnicode_Check(value)) {
-            Py_ssize_t n;
-            const char *utf8 = PyUnicode_AsUTF8AndSize(value, &n);
-            failed = !utf8 || bytes_put(&out, utf8, n) < 0;
-        } else if (value) {
-            PyErr_Format(PyExc_TypeError, "a row's value is %.100s, not str or None",
-                         Py_TYPE(value)->tp_name);
-            failed = 1;
-        }
-        if (!failed && value != Py_None) bits[i >> 3] |= (unsigned char)(1u << (i & 7));
-        Py_XDECREF(value);
-        Py_DECREF(text);
-        if (failed) goto done;
-        offs[i + 1] = out.size;
-    }
-    if (out.obj && _PyBytes_Resize(&out.obj, out.size) < 0) goto done;
-    data_out = out.obj ? out.obj : PyBytes_FromStringAndSize("", 0);
-    out.obj = NULL;
-    if (!data_out) goto done;
-    result = Py_BuildValue("(nOOO)", nulls, nulls ? validity_out : Py_None, offsets_out, data_out);
-done:
-    Py_XDECREF(out.obj);
-    Py_XDECREF(offsets_out);
-    Py_XDECREF(validity_out);
-    Py_XDECREF(data_out);
-    column_release(&col);
-    return result;
+/* map_result(call, tail, field, fallback, validity, offsets, data, offset, length, large, twin)
+ *   -> (url_nulls, url_validity, url_offsets (int64), url_data,
+ *       row_nulls, row_validity, changed (bits), rules_offsets (int32), name_offsets (int32),
+ *       names)
+ *
+ * map_strings's rows with the changed and rules columns besides (urlsan.core.many.columns):
+ * the twin's rows from the buffer, each other row call(text, *tail)[field] (or fallback(text))
+ * as a tuple (url, changed, rules).  changed and rules have their own validity: a null or
+ * blank row is null in all three, a refused one has a null url only. */
+static PyObject *map_result(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    return map(args, nargs, 1,
+               "map_result(call, tail: tuple (at most 6), field: int, fallback, validity, "
+               "offsets, data, offset: int, length: int, large: bool, twin)");
 }
 
 /* --- SURT keys: core/surt.py's _ia_key_plain, in C ---------------------------------------
@@ -516,6 +762,9 @@ static PyMethodDef methods[] = {
      " twin) -> (null_count, validity, offsets, data): the twin's canonical URL of each ASCII"
      " row it serves, one call for every other row of an Arrow string column, the result"
      " column's buffers written directly (int64 offsets)."},
+    {"map_result", (PyCFunction)(void (*)(void))map_result, METH_FASTCALL,
+     "map_result(call, tail, field, fallback, validity, offsets, data, offset, length, large,"
+     " twin) -> the buffers of the url, changed and rules columns (urlsan.core.many.columns)."},
     {"ia_plain", ia_plain, METH_O,
      "ia_plain(url) -> str | None: the ia SURT key of a plain http(s) URL (urlsan.core.surt's"
      " short path), None for any other URL."},

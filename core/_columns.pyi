@@ -12,7 +12,21 @@ def map_strings(
     offset: int,
     length: int,
     large: bool,
-    twin: tuple[object, int, Callable[..., str] | None, Any] | None,
+    twin: tuple[object, int, Callable[..., Any] | None, Any] | None,
     /,
 ) -> tuple[int, bytes | None, bytes, bytes]: ...
+def map_result(
+    call: Callable[..., Any],
+    tail: tuple[Any, ...],
+    field: int,
+    fallback: Callable[[str], Any] | None,
+    validity: Any,
+    offsets: Any,
+    data: Any,
+    offset: int,
+    length: int,
+    large: bool,
+    twin: tuple[object, int, Callable[..., Any] | None, Any] | None,
+    /,
+) -> tuple[int, bytes | None, bytes, bytes, int, bytes | None, bytes, bytes, bytes, bytes]: ...
 def ia_plain(url: str, /) -> str | None: ...

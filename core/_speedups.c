@@ -1945,6 +1945,29 @@ static PyObject *twin_run(PyObject *target, int flags, int form) {
  * driver.query_rules_url); a target the twin declines, and under query rules one with a ";"
  * before its query (path parameters go before dot removal: driver.query_rules_after), is left
  * to the caller, which calls canonicalize. */
+/* The rules of st's edits into fired (core/_twin.h); -1: an exception. */
+static int fired_rules(State *st, UrlsanFired *fired) {
+    fired->n = fired->fragment = 0;
+    int fragment = 0;
+    for (Py_ssize_t i = 0; i < st->nedits; i++) {
+        EditRec *e = &st->edits[i];
+        if (e->component == C_FRAGMENT && !fragment) {
+            fragment = 1;
+            fired->fragment = fired->n;
+        }
+        PyObject *rule = rules_name(e->rules);
+        if (!rule) return -1;
+        Py_DECREF(rule); /* rule_str or folded_str keeps it: borrowed from here on */
+        int seen = 0;
+        for (int k = fragment ? fired->fragment : 0; k < fired->n && !seen; k++)
+            seen = fired->rules[k] == rule;
+        /* at most R_COUNT rules and a folded name per component: never URLSAN_MAX_RULES */
+        if (!seen && fired->n < URLSAN_MAX_RULES) fired->rules[fired->n++] = rule;
+    }
+    if (!fragment) fired->fragment = fired->n;
+    return 0;
+}
+
 static int twin_ascii_url(const char *p, Py_ssize_t n, int flags, int query_rules,
                           urlsan_url_sink sink, void *ctx) {
     if (!ready || flags < 0) return 0;
@@ -1953,7 +1976,11 @@ static int twin_ascii_url(const char *p, Py_ssize_t n, int flags, int query_rule
     State st;
     state_init(&st, NULL, PyUnicode_1BYTE_KIND, p, n, flags);
     int rc = steps(&st, FORM_AUTO), done = rc == REFUSE ? 0 : -1;
-    if (rc == OK) done = sink(ctx, st.out.p, st.out.n, st.host_at, st.host_end) < 0 ? -1 : 1;
+    if (rc == OK) {
+        UrlsanFired fired;
+        UrlsanMade made = {st.out.p, st.out.n, st.host_at, st.host_end, &fired};
+        done = fired_rules(&st, &fired) < 0 || sink(ctx, &made) < 0 ? -1 : 1;
+    }
     state_free(&st);
     return done;
 }

@@ -108,7 +108,7 @@ def _switches(policy: Policy) -> int:
     return bits
 
 
-def ascii_twin(policy: Policy) -> tuple[object, int, Callable[..., str] | None, Policy] | None:
+def ascii_twin(policy: Policy) -> tuple[object, int, Callable[..., Any] | None, Policy] | None:
     """What a C loop over UTF-8 buffers (the Arrow column loop, core/_columns.c) needs to
     canonicalize an ASCII row as ``canonicalize(row, policy).url`` gives it, with the twin and
     without a Result (core/_twin.h): the twin's capsule, ``policy``'s switches, the function

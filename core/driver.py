@@ -123,22 +123,26 @@ def _before_query(target: str) -> str:
     return target.partition("?")[0].partition("#")[0]
 
 
-def query_rules_url(url: str, policy: Policy, host: str | None) -> str:
-    """`query_rules_after` for a caller that keeps the URL alone (the Arrow column loop,
+def query_rules_url(url: str, policy: Policy, host: str | None) -> tuple[str, tuple[str, ...]]:
+    """`query_rules_after` for a caller that keeps no `Result` (the Arrow column loop,
     core/_columns.c, through `canonical.ascii_twin`): the query rules on the twin's canonical
-    ``url``, with no Result, edits or findings made.  ``host``: the URL's host as written, None
-    for origin-form.  The caller leaves a target with a ";" before its query to `canonicalize`
-    (path parameters, which `query_rules_after` leaves to the reference)."""
+    ``url``, giving the URL and the rules that rewrote it, each once, in the order they ran.
+    ``host``: the URL's host as written, None for origin-form.  The caller leaves a target with
+    a ";" before its query to `canonicalize` (path parameters, which `query_rules_after` leaves
+    to the reference)."""
     hash_ = url.find("#")
     end = hash_ if hash_ >= 0 else len(url)
     qmark = url.find("?", 0, end)
     if qmark < 0:
-        return url
+        return url, ()
     c = _Canonicalizer(policy, url)
     c.raw, c.start = url[qmark + 1 : end], qmark + 1
     c.host = host
     text = c.walk(c.steps["query"][1:], c.raw)  # the steps after the characters step, as above
-    return url[:qmark] + ("" if text is None else "?" + text) + url[end:]
+    if not c.done:  # each step records an edit exactly when it changes the query
+        return url, ()
+    url = url[:qmark] + ("" if text is None else "?" + text) + url[end:]
+    return url, tuple(dict.fromkeys(edit.rule for edit in c.freeze()))
 
 
 @lru_cache(maxsize=16)

@@ -26,9 +26,16 @@ from urlsan.core.surt import ia_key, urlsan_key
 Columns = many.Columns
 
 _map_strings: Callable[..., tuple[int, bytes | None, bytes, bytes]] | None = None
+_map_result: Callable[..., tuple[Any, ...]] | None = None
 if not os.environ.get("URLSAN_NO_EXTENSIONS"):
     with contextlib.suppress(ImportError):  # built without it: the list path
+        from urlsan.core._columns import map_result as _map_result
         from urlsan.core._columns import map_strings as _map_strings
+
+Twin = tuple[object, int, Callable[..., Any] | None, Policy]
+
+# The fields of `arrow_result`'s struct: `columns`'s three lists.
+URL, CHANGED, RULES = "url", "changed", "rules"
 
 
 def build_policy(
@@ -115,26 +122,85 @@ def arrow_surt_keys(values: Any, profile: str = "ia", policy: Policy | None = No
     return _arrow_pylist(values, lambda rows: surt_keys(rows, profile, policy))
 
 
+def arrow_result(values: Any, policy: Policy) -> Any:
+    """`columns` of a pyarrow string column (Array or ChunkedArray), as a pyarrow struct array
+    of ``url`` (``large_string``), ``changed`` (``bool``) and ``rules``
+    (``list<string>``)."""
+    import pyarrow as pa  # type: ignore[import-untyped]  # no stubs; the caller's extra has it
+
+    if _map_result is None:
+        return _struct(pa, *columns(values.to_pylist(), policy))
+    parts = [
+        _struct_of(pa, chunk, _map_result(_one_row, (policy,), -1, None, *_buffers(pa, chunk),
+                                          ascii_twin(policy)))
+        for chunk in _chunks(pa, values)
+    ]  # fmt: skip
+    if len(parts) == 1:
+        return parts[0]
+    return pa.concat_arrays(parts) if parts else _struct(pa, [], [], [])
+
+
+def _one_row(text: str, policy: Policy) -> tuple[str | None, bool | None, list[str] | None]:
+    urls, changed, rules = columns([text], policy)
+    return urls[0], changed[0], rules[0]
+
+
+def _struct(pa: Any, urls: list[Any], changed: list[Any], rules: list[Any]) -> Any:
+    return pa.StructArray.from_arrays(
+        [pa.array(urls, pa.large_string()), pa.array(changed, pa.bool_()),
+         pa.array(rules, pa.list_(pa.string()))],
+        names=[URL, CHANGED, RULES],
+    )  # fmt: skip
+
+
+def _struct_of(pa: Any, chunk: Any, made: tuple[Any, ...]) -> Any:
+    """The struct array of one chunk from the buffers `map_result` wrote."""
+    url_nulls, url_bits, url_offs, url_data = made[:4]
+    row_nulls, row_bits, changed, list_offs, name_offs, names = made[4:]
+    n = len(chunk)
+
+    def buffer(b: bytes | None) -> Any:
+        return None if b is None else pa.py_buffer(b)
+
+    url = pa.Array.from_buffers(
+        pa.large_string(), n, [buffer(url_bits), buffer(url_offs), buffer(url_data)], url_nulls
+    )
+    flags = pa.Array.from_buffers(pa.bool_(), n, [buffer(row_bits), buffer(changed)], row_nulls)
+    count = len(name_offs) // 4 - 1
+    strings = pa.Array.from_buffers(pa.string(), count, [None, buffer(name_offs), buffer(names)])
+    rules = pa.Array.from_buffers(
+        pa.list_(pa.string()), n, [buffer(row_bits), buffer(list_offs)], row_nulls,
+        children=[strings],
+    )  # fmt: skip
+    return pa.StructArray.from_arrays([url, flags, rules], names=[URL, CHANGED, RULES])
+
+
+def _chunks(pa: Any, values: Any) -> list[Any]:
+    return values.chunks if isinstance(values, pa.ChunkedArray) else [values]
+
+
+def _buffers(pa: Any, chunk: Any) -> tuple[Any, ...]:
+    """validity, offsets, data, offset, length, large: what the compiled loop reads of a string
+    chunk (another string type, string_view, is cast to large_string first)."""
+    if chunk.type not in (pa.string(), pa.large_string()):
+        chunk = chunk.cast(pa.large_string())
+    validity, offsets, data = chunk.buffers()
+    return validity, offsets, data, chunk.offset, len(chunk), chunk.type == pa.large_string()
+
+
 def _arrow_map(
     values: Any,
     call: tuple[Callable[..., Any], tuple[Any, ...], int, Callable[[str], str | None]],
     by_list: Callable[[list[Any]], list[str | None]],
-    twin: tuple[object, int, Callable[..., str] | None, Policy] | None = None,
+    twin: Twin | None = None,
 ) -> Any:
-    import pyarrow as pa  # type: ignore[import-untyped]  # no stubs; the caller's extra has it
+    import pyarrow as pa
 
     if _map_strings is None:
         return _arrow_pylist(values, by_list)
-    chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]
     out = []
-    for chunk in chunks:
-        if chunk.type not in (pa.string(), pa.large_string()):
-            chunk = chunk.cast(pa.large_string())
-        validity, offsets, data = chunk.buffers()
-        large = chunk.type == pa.large_string()
-        nulls, bits, offs, text = _map_strings(
-            *call, validity, offsets, data, chunk.offset, len(chunk), large, twin
-        )
+    for chunk in _chunks(pa, values):
+        nulls, bits, offs, text = _map_strings(*call, *_buffers(pa, chunk), twin)
         buffers = [None if bits is None else pa.py_buffer(bits), pa.py_buffer(offs)]
         buffers.append(pa.py_buffer(text))
         out.append(pa.Array.from_buffers(pa.large_string(), len(chunk), buffers, nulls))

@@ -33,9 +33,9 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import duckdb
-import pyarrow as pa  # type: ignore[import-untyped]  # no stubs
+import pyarrow  # type: ignore[import-untyped]  # noqa: F401  # needed: fail at import
 
-from urlsan._columns import arrow_surt_keys, arrow_urls, build_policy, columns, surt_keys
+from urlsan._columns import arrow_result, arrow_surt_keys, arrow_urls, build_policy, surt_keys
 from urlsan.core import Policy
 
 __all__ = ["register"]
@@ -48,16 +48,9 @@ def _url_column(policy: Policy) -> Callable[[Any], Any]:
     return batch
 
 
-def _changed_column(policy: Policy) -> Callable[[Any], Any]:
+def _result_column(policy: Policy, field: str) -> Callable[[Any], Any]:
     def batch(values: Any) -> Any:
-        return pa.array(columns(values.to_pylist(), policy)[1], pa.bool_())
-
-    return batch
-
-
-def _rules_column(policy: Policy) -> Callable[[Any], Any]:
-    def batch(values: Any) -> Any:
-        return pa.array(columns(values.to_pylist(), policy)[2], pa.list_(pa.string()))
+        return arrow_result(values, policy).field(field)
 
     return batch
 
@@ -93,8 +86,8 @@ def register(
     varchar, boolean = duckdb.sqltype("VARCHAR"), duckdb.sqltype("BOOLEAN")
     functions = [
         ("canonicalize", _url_column(policy), varchar),
-        ("changed", _changed_column(policy), boolean),
-        ("rules", _rules_column(policy), duckdb.list_type(varchar)),
+        ("changed", _result_column(policy, "changed"), boolean),
+        ("rules", _result_column(policy, "rules"), duckdb.list_type(varchar)),
         ("surt", _surt_column(surt_profile, None), varchar),
         ("surt_urlsan", _surt_column("urlsan", None), varchar),
     ]

@@ -34,6 +34,7 @@ from collections.abc import Iterable
 import polars as pl
 
 from urlsan._columns import (
+    arrow_result,
     arrow_surt_keys,
     arrow_urls,
     build_policy,
@@ -111,12 +112,7 @@ class UrlsanNamespace:
         chosen = policy or build_policy(profile, rules, drop_params, keep_params)
 
         def batch(values: pl.Series) -> pl.Series:
-            urls, changed, fired = columns(values.to_list(), chosen)
-            frame = pl.DataFrame(
-                {"url": urls, "changed": changed, "rules": fired},
-                schema={"url": pl.String, "changed": pl.Boolean, "rules": _RULES},
-            )
-            return frame.to_struct(values.name)
+            return _result(values, chosen).to_struct(values.name)
 
         return self._expr.map_batches(batch, return_dtype=_RESULT)
 
@@ -146,6 +142,24 @@ class UrlsanNamespace:
         chosen = policy or build_policy(profile, rules, drop_params, keep_params)
 
         def batch(values: pl.Series) -> pl.Series:
-            return pl.Series(values.name, columns(values.to_list(), chosen)[index], dtype)
+            return _result(values, chosen).to_series(index).rename(values.name)
 
         return self._expr.map_batches(batch, return_dtype=dtype)
+
+
+def _result(values: pl.Series, policy: Policy) -> pl.DataFrame:
+    """The url, changed and rules columns of a batch: from Arrow's buffers (`arrow_result`)
+    where pyarrow is installed, else through lists."""
+    if _ARROW:
+        made = arrow_result(values.to_arrow(), policy)
+        return pl.DataFrame(
+            [
+                pl.Series(name, made.field(name), dtype)
+                for name, dtype in _RESULT.to_schema().items()
+            ]
+        )
+    urls, changed, fired = columns(values.to_list(), policy)
+    return pl.DataFrame(
+        {"url": urls, "changed": changed, "rules": fired},
+        schema={"url": pl.String, "changed": pl.Boolean, "rules": _RULES},
+    )

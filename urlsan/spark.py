@@ -48,7 +48,7 @@ from pyspark.sql.pandas import functions as spark_functions
 from pyspark.sql.pandas.functions import pandas_udf
 from pyspark.sql.types import ArrayType, BooleanType, StringType, StructField, StructType
 
-from urlsan._columns import build_policy, columns, surt_keys
+from urlsan._columns import arrow_result, build_policy, columns, surt_keys
 from urlsan.core import Policy
 
 if TYPE_CHECKING:
@@ -77,6 +77,7 @@ _ARROW_FIELDS = [
     pa.field("changed", pa.bool_()),
     pa.field("rules", pa.list_(pa.string())),
 ]
+_ARROW_TYPE = pa.struct(_ARROW_FIELDS)
 
 
 # Whether this process froze its heap (`_freeze_worker_heap`): module state, so that a reused
@@ -104,17 +105,13 @@ def _freeze_worker_heap() -> None:
 
 def _canonicalize_arrow(policy: Policy) -> Any:
     """The function the Arrow UDF runs: an Arrow array of URLs → a struct array of (url,
-    changed, rules).  Python strings only for the loop itself: a pandas Series in and a
-    DataFrame out cost the executor's Python a fifth more (bench/integrations.py)."""
+    changed, rules), read and written as Arrow buffers by the compiled loop (`arrow_result`):
+    no pandas Series in and DataFrame out, no Python string for a URL the compiled twin
+    canonicalizes (bench/integrations.py)."""
 
     def batch(values: pa.Array) -> pa.Array:
         _freeze_worker_heap()
-        urls, changed, rules = columns(values.to_pylist(), policy)
-        arrays = [
-            pa.array(column, field.type)
-            for column, field in zip((urls, changed, rules), _ARROW_FIELDS, strict=True)
-        ]
-        return pa.StructArray.from_arrays(arrays, fields=_ARROW_FIELDS)
+        return arrow_result(values, policy).cast(_ARROW_TYPE)
 
     return batch
 

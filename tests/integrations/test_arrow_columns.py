@@ -17,10 +17,12 @@ pa = pytest.importorskip("pyarrow", reason="the Arrow columns come with the duck
 from tests.core.test_speedups import TARGETS, any_policy  # noqa: E402
 from urlsan import _columns  # noqa: E402
 from urlsan._columns import (  # noqa: E402
+    arrow_result,
     arrow_surt_keys,
     arrow_urls,
     build_policy,
     canonical_urls,
+    columns,
     surt_keys,
 )
 from urlsan.core import InvalidTarget, Policy, compiled, many  # noqa: E402
@@ -191,3 +193,74 @@ def test_the_switch_sets_the_twin_aside_for_the_columns_too(
     assert ascii_twin(policy) is None
     got = arrow_urls(pa.array(QUERIES), policy).to_pylist()
     assert got == reference_urls(QUERIES, policy)
+
+
+def reference_result(rows: list[str | None], policy: Policy) -> list[dict[str, object]]:
+    """What the result struct must hold: the reference driver's url, whether it differs from
+    the stripped row, and its edits' rules, each once in order; a refused row keeps changed
+    false and the refusing rule; a null or blank row is null in all three."""
+    out: list[dict[str, object]] = []
+    for row in rows:
+        text = row.strip(many.BLANKS) if row is not None else ""
+        if not text:
+            out.append({"url": None, "changed": None, "rules": None})
+            continue
+        try:
+            r = canonicalize_python(text, policy)
+        except InvalidTarget as e:
+            out.append({"url": None, "changed": False, "rules": [e.rule]})
+            continue
+        rules = list(dict.fromkeys(edit.rule for edit in r.edits))
+        out.append({"url": r.url, "changed": r.url != text, "rules": rules})
+    return out
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [SCOPED, *(Policy.profile(name) for name in ("crawler", "rfc3986", "strict"))],
+    ids=["scoped", "crawler", "rfc3986", "strict"],
+)
+def test_the_result_columns_equal_the_reference(policy: Policy) -> None:
+    real = (DATA / "real-paths.txt").read_text(encoding="utf-8").splitlines()
+    # "/.//a": rewritten and written back as it was (changed false, two rules); a fragment's
+    # edits after the query rules'; a folded edit (more than 64 rewrites in one component).
+    more = ["/.//a", "http://h/?b&a#%7e x", "http://h/" + "%7e" * 70 + "\x01" * 3]
+    rows: list[str | None] = [*QUERIES, *more, *real[:1500], *ROWS]
+    got = arrow_result(pa.array(rows, pa.large_string()), policy)
+    assert got.type.names == ["url", "changed", "rules"]
+    assert got.to_pylist() == reference_result(rows, policy)
+    urls, changed, rules = columns(rows, policy)
+    assert got.to_pylist() == [
+        {"url": u, "changed": c, "rules": r} for u, c, r in zip(urls, changed, rules, strict=True)
+    ]
+    chunked = pa.chunked_array([pa.array(rows[:7]), pa.array(rows[7:])])
+    assert arrow_result(chunked, policy).to_pylist() == got.to_pylist()
+
+
+@given(rows=st.lists(TARGETS, max_size=6), policy=any_policy())
+def test_the_result_columns_equal_the_reference_under_any_rule_set(
+    rows: list[str], policy: Policy
+) -> None:
+    rows = [row for row in rows if not any("\ud800" <= c <= "\udfff" for c in row)]  # UTF-8
+    got = arrow_result(pa.array(rows, pa.string()), policy)
+    assert got.to_pylist() == reference_result(list(rows), policy)
+
+
+@needs_twin
+def test_the_result_of_an_ascii_row_the_twin_serves_makes_no_python_call(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls: list[str] = []
+    real = _columns._one_row
+
+    def counted(text: str, policy: Policy) -> object:
+        calls.append(text)
+        return real(text, policy)
+
+    monkeypatch.setattr(_columns, "_one_row", counted)
+    policy = Policy.profile("crawler")
+    served = ["http://Example.com/a/../b?b=2&a=1#x y", "/x/%7e", "http://h/p?a;b", "/a/./b"]
+    left = ["http://h/caf\u00e9", "http://h/p;jsessionid=1", "ftp://h/x"]
+    got = arrow_result(pa.array(served + left), policy)
+    assert got.to_pylist() == reference_result(served + left, policy)
+    assert calls == left
