@@ -11,8 +11,9 @@ column is loaded into DuckDB's table or Polars' frame before the clock starts; t
 query (``SELECT count(urlsan_canonicalize(url))``, ``select(pl.col("url").urlsan…)``) against
 ``[canonicalize(u, policy).url for u in urls]``, and the same functions through Python lists
 (rows to a list, the list loop, a new array) instead of urlsan's compiled loop over Arrow's
-buffers.  CPU seconds of this process, the paths interleaved round by round; the best of
-``--rounds`` counts.  Goals: DuckDB and Polars at least 1.0x the loop; SURT keys (ia profile)
+buffers; the url, changed and rules columns (``urlsan_rules``, ``.urlsan.result()``) against
+the loop that makes them as lists, ``urlsan.core.many.columns``.  CPU seconds of this process,
+the paths interleaved round by round; the best of ``--rounds`` counts.  Goals: DuckDB and Polars at least 1.0x the loop; SURT keys (ia profile)
 at least 20x the surt package.
 """
 
@@ -55,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import urlsan.duckdb
     import urlsan.polars
-    from urlsan._columns import build_policy, canonical_urls
+    from urlsan._columns import build_policy, canonical_urls, columns
     from urlsan.core import canonicalize, surt
 
     urls = load(args.corpus_dir, args.repeat)
@@ -94,6 +95,12 @@ def main(argv: list[str] | None = None) -> int:
         ("DuckDB, through Python lists", duck("by_lists")),
         ("Polars, through Python lists", polars(lists_expr)),
     ]
+    result_rows = [
+        ("loop: many.columns(urls)", lambda: columns(urls, policy)),
+        ("DuckDB urlsan_rules", duck("urlsan_rules")),
+        ("DuckDB urlsan_changed", duck("urlsan_changed")),
+        ("Polars .urlsan.result()", polars(pl.col("url").urlsan.result())),
+    ]
     surt_rows = [
         ("surt package: surt.surt(u)", lambda: [reference.surt(u) for u in urls]),
         ("loop: urlsan surt(u)", lambda: [surt(u) for u in urls]),
@@ -101,7 +108,12 @@ def main(argv: list[str] | None = None) -> int:
         ("Polars .urlsan.surt()", polars(pl.col("url").urlsan.surt())),
         ("loop: surt(u, profile='urlsan')", lambda: [surt(u, profile="urlsan") for u in urls]),
     ]
-    for title, rows in (("canonical URLs", canon_rows), ("SURT keys", surt_rows)):
+    tables = (
+        ("canonical URLs", canon_rows),
+        ("url, changed and rules", result_rows),
+        ("SURT keys", surt_rows),
+    )
+    for title, rows in tables:
         print(f"\n{title}: {n:,} URLs, CPU seconds of one core, best of {args.rounds}")
         print(f"{'path':34} {'URLs/s':>12} {'vs first':>9}")
         seconds = best([run for _, run in rows], args.rounds)
