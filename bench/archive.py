@@ -13,8 +13,8 @@ query (``SELECT count(urlsan_canonicalize(url))``, ``select(pl.col("url").urlsan
 (rows to a list, the list loop, a new array) instead of urlsan's compiled loop over Arrow's
 buffers; the url, changed and rules columns (``urlsan_rules``, ``.urlsan.result()``) against
 the loop that makes them as lists, ``urlsan.core.many.columns``.  CPU seconds of this process,
-the paths interleaved round by round; the best of ``--rounds`` counts.  Goals: DuckDB and Polars at least 1.0x the loop; SURT keys (ia profile)
-at least 20x the surt package.
+the paths interleaved round by round; the best of ``--rounds`` counts.  Goals: DuckDB and
+Polars at least 1.0x the loop; SURT keys (ia profile) at least 20x the surt package.
 """
 
 from __future__ import annotations
