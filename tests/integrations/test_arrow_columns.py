@@ -6,7 +6,9 @@ straight from the column's buffer (core/_twin.h) equal to the reference driver."
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -164,26 +166,6 @@ def test_the_twin_from_the_buffer_equals_the_reference_under_any_rule_set(
 
 
 @needs_twin
-def test_an_ascii_row_the_twin_serves_makes_no_python_call(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    calls: list[str] = []
-    real = _columns.canonicalize
-
-    def counted(text: str, *args: object) -> object:
-        calls.append(text)
-        return real(text, *args)
-
-    monkeypatch.setattr(_columns, "canonicalize", counted)
-    policy = Policy.profile("crawler")
-    served = ["http://Example.com/a/../b?b=2&a=1", "/x/%7e", "http://h/p?a;b"]
-    left = ["http://h/caf\u00e9", "http://h/p;jsessionid=1", "ftp://h/x"]
-    got = arrow_urls(pa.array(served + left), policy).to_pylist()
-    assert got == reference_urls(served + left, policy)
-    assert calls == left  # not ASCII, a path parameter, a scheme the twin declines
-
-
-@needs_twin
 def test_the_switch_sets_the_twin_aside_for_the_columns_too(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -247,20 +229,28 @@ def test_the_result_columns_equal_the_reference_under_any_rule_set(
 
 
 @needs_twin
-def test_the_result_of_an_ascii_row_the_twin_serves_makes_no_python_call(
+@pytest.mark.parametrize(
+    ("called", "make", "reference"),
+    [("canonicalize", arrow_urls, reference_urls), ("_one_row", arrow_result, reference_result)],
+    ids=["url", "result"],
+)
+def test_an_ascii_row_the_twin_serves_makes_no_python_call(
     monkeypatch: pytest.MonkeyPatch,
+    called: str,
+    make: Callable[[Any, Policy], Any],
+    reference: Callable[[list[str | None], Policy], list[Any]],
 ) -> None:
     calls: list[str] = []
-    real = _columns._one_row
+    real = getattr(_columns, called)
 
-    def counted(text: str, policy: Policy) -> object:
+    def counted(text: str, *args: object) -> object:
         calls.append(text)
-        return real(text, policy)
+        return real(text, *args)
 
-    monkeypatch.setattr(_columns, "_one_row", counted)
+    monkeypatch.setattr(_columns, called, counted)
     policy = Policy.profile("crawler")
     served = ["http://Example.com/a/../b?b=2&a=1#x y", "/x/%7e", "http://h/p?a;b", "/a/./b"]
     left = ["http://h/caf\u00e9", "http://h/p;jsessionid=1", "ftp://h/x"]
-    got = arrow_result(pa.array(served + left), policy)
-    assert got.to_pylist() == reference_result(served + left, policy)
-    assert calls == left
+    got = make(pa.array(served + left), policy)
+    assert got.to_pylist() == reference([*served, *left], policy)
+    assert calls == left  # not ASCII, a path parameter, a scheme the twin declines
