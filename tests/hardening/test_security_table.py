@@ -67,6 +67,42 @@ ROWS: list[tuple[str, str | bytes, str, str, str, set[str]]] = [
         "/a/%252e%252e/b",
         {"double-encoding"},
     ),
+    (
+        "double-encoding-above-root",
+        "/%252e%252e/%252e%252e/etc/passwd",
+        "origin",
+        "rfc3986",
+        "/%252e%252e/%252e%252e/etc/passwd",
+        {"double-encoding", "decoded-dot-segment-above-root"},
+    ),
+    (
+        "double-encoding-hex-digits",
+        "/%%32%65%%32%65/x",
+        "origin",
+        "rfc3986",
+        "/%252e%252e/x",
+        {"stray-percent", "double-encoding", "decoded-dot-segment-above-root"},
+    ),
+    # 4b. "%2E" inside a segment
+    ("escaped-dot", "/index%2Ephp", "origin", "rfc3986", "/index.php", {"escaped-dot"}),
+    # 4c. bidirectional and invisible characters
+    (
+        "format-char-escaped",
+        "/a%E2%80%AEgnp.exe",
+        "origin",
+        "rfc3986",
+        "/a%E2%80%AEgnp.exe",
+        {"format-char"},
+    ),
+    (
+        "format-char-raw",
+        "/a\u202egnp.exe",
+        "origin",
+        "rfc3986",
+        "/a%E2%80%AEgnp.exe",
+        {"format-char"},
+    ),
+    ("format-char-strict", "/a\u202egnp.exe", "origin", "strict", RAISES, set()),
     # 5. "%2F"
     ("escaped-slash", "/a%2Fb", "origin", "rfc3986", "/a%2Fb", {"escaped-slash"}),
     (
@@ -241,6 +277,11 @@ NGINX: list[tuple[bytes, int, bytes]] = [
     (b"/a/%2e%2e/b", 200, b"/b"),
     (b"/a/..;/b", 200, b"/a/..;/b"),
     (b"/a/%252e%252e/b", 200, b"/a/%2e%2e/b"),
+    (b"/%252e%252e/%252e%252e/etc/passwd", 200, b"/%2e%2e/%2e%2e/etc/passwd"),
+    (b"/%%32%65%%32%65/x", 400, b""),
+    (b"/%252e%252e/x", 200, b"/%2e%2e/x"),  # the same, as urlsan forwards it
+    (b"/index%2Ephp", 200, b"/index.php"),
+    (b"/a%E2%80%AEgnp.exe", 200, b"/a\xe2\x80\xaegnp.exe"),
     (b"/a%2Fb", 200, b"/a/b"),
     (b"/a/..%2Fb", 200, b"/b"),  # nginx decodes %2F, then resolves: the escaped slash climbs
     (b"/a%5C..%5Cb", 200, b"/a\\..\\b"),
