@@ -10,9 +10,9 @@
     keys = frame.map_partitions(surt_frame, "url", meta=SURT_META)     # SURT keys
 
 Both give, per URL, the canonical ``url``, whether it ``changed``, and the ``rules`` that fired
-(a list, in the order they ran).  Surrounding whitespace, such as a text line's newline, is not
-part of the URL.  A missing or blank URL gives a null ``url``, ``changed`` and ``rules``; a URL
-the policy refuses (only the ``strict`` profile and the opt-in ``reject-escaped-slash`` rule
+(a list, in the order they ran).  Surrounding ASCII white space, such as a text line's newline,
+is not part of the URL.  A missing or blank URL gives a null ``url``, ``changed`` and ``rules``;
+a URL the policy refuses (only the ``strict`` profile and the opt-in ``reject-escaped-slash`` rule
 refuse) gives a null ``url``, ``changed`` false, and in ``rules`` the rule that refused.
 
 The functions need pandas (for DataFrames) but not Dask itself; the policy travels to the

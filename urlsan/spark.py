@@ -16,9 +16,9 @@ per row.  On pyspark 4.1 and later it is an Arrow UDF (``arrow_udf``): the batch
 from Arrow and the result built in Arrow, with no pandas in between; on earlier versions, a
 pandas UDF with the same result.
 
-* Surrounding whitespace (a text line's newline) is not part of the URL.  A null or blank URL
-  gives a null ``url``, ``changed`` and ``rules`` (a pandas UDF cannot return a null struct, and
-  the Arrow UDF gives the same).
+* Surrounding ASCII white space (a text line's newline) is not part of the URL.  A null or blank
+  URL gives a null ``url``, ``changed`` and ``rules`` (a pandas UDF cannot return a null struct,
+  and the Arrow UDF gives the same).
 * A URL the policy refuses (only the ``strict`` profile and the opt-in ``reject-escaped-slash``
   rule refuse) gives a null ``url``, ``changed`` false, and in ``rules`` the rule that refused:
   the row stays, and ``url IS NULL AND rules IS NOT NULL`` finds the refused ones.
