@@ -390,6 +390,21 @@ static void state_free(State *st) {
     buf_free(&st->out);
 }
 
+/* o itself, untracked by the cyclic collector when none of its items is tracked (they are strs,
+ * ints and tuples of them): a tuple of such items can be in no reference cycle.  CPython
+ * untracks such a tuple itself, but only an exact tuple and only at a collection; a Result, an
+ * Edit and a Finding are tuple subclasses, which it never untracks.  So every Result a caller
+ * kept stayed tracked with its edits and findings, and each full collection walked them all
+ * again: keeping the Results of 59,440 dirty URLs in a list cost 9.5 µs a URL, 0.8 µs with
+ * them untracked. */
+static PyObject *untracked(PyObject *o) {
+    if (!o || !PyObject_GC_IsTracked(o)) return o;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(o); i++)
+        if (PyObject_GC_IsTracked(PyTuple_GET_ITEM(o, i))) return o;
+    PyObject_GC_UnTrack(o);
+    return o;
+}
+
 /* A NamedTuple (Edit, Finding, Result) from stolen items, built as tuple.__new__(type, items)
  * builds it: the supported way to make a tuple subclass instance. */
 static PyObject *named(PyObject *type, Py_ssize_t n, PyObject **items) {
@@ -403,7 +418,7 @@ static PyObject *named(PyObject *type, Py_ssize_t n, PyObject **items) {
     o = ((PyTypeObject *)type)->tp_alloc((PyTypeObject *)type, n);
     if (!o) goto fail;
     for (Py_ssize_t i = 0; i < n; i++) PyTuple_SET_ITEM(o, i, items[i]);
-    return o;
+    return untracked(o);
 fail:
     for (Py_ssize_t k = 0; k < n; k++) Py_XDECREF(items[k]);
     return NULL;
@@ -438,7 +453,7 @@ static PyObject *pooled(Pool *pool, PyObject *type, Py_ssize_t n, PyObject **ite
             PyTuple_SET_ITEM(o, i, items[i]);
             Py_DECREF(old);
         }
-        return Py_NewRef(o);
+        return untracked(Py_NewRef(o));
     }
     o = named(type, n, items);
     if (!o) return NULL;
@@ -562,7 +577,7 @@ static PyObject *freeze_edits(State *st) {
         PyTuple_SET_ITEM(t, i, edit);
     }
     if (gc_was_on) PyGC_Enable();
-    return t;
+    return untracked(t);
 }
 
 /* Finding.offsets: () for one occurrence, else where the first MAX_OFFSETS are. */
@@ -579,7 +594,7 @@ static PyObject *offsets_tuple(const FindRec *f) {
         }
         PyTuple_SET_ITEM(t, k, o);
     }
-    return t;
+    return untracked(t);
 }
 
 static PyObject *freeze_findings(State *st) {
@@ -599,7 +614,7 @@ static PyObject *freeze_findings(State *st) {
         if (!finding) { Py_DECREF(t); return NULL; }
         PyTuple_SET_ITEM(t, i, finding);
     }
-    return t;
+    return untracked(t);
 }
 
 /* ---- characters */

@@ -17,6 +17,7 @@ hypothesis profiles of conftest.py (``HYPOTHESIS_PROFILE=ci-long`` hunts harder)
 from __future__ import annotations
 
 import dataclasses
+import gc
 import json
 import os
 import pickle
@@ -857,3 +858,21 @@ def test_twin_matches_the_reference_on_evasions(pieces: list[str], where: str) -
     target = where + "".join(pieces)
     for policy in (Policy(), Policy.profile("crawler")):
         check_twin(target, policy, "auto")
+
+
+@needs_twin
+def test_kept_results_are_not_walked_by_the_cyclic_collector() -> None:
+    """A caller that keeps its Results (a frontier, a list of them) must not pay a full
+    collection's walk over each of them again and again: the twin's Results, edits and findings
+    hold only strs, ints and tuples of them, so the collector need not track them."""
+    targets = [f"HTTP://Example.COM:80/%7e{i}/./a b/../c?q=%41#%e2%80%ae" for i in range(2000)]
+    gc.collect()
+    before = len(gc.get_objects())
+    kept = [canonicalize(t) for t in targets]
+    assert all(r.edits and r.findings for r in kept)
+    assert len(gc.get_objects()) - before < len(targets) // 10
+    for r in kept[:50]:
+        assert not gc.is_tracked(r)
+        assert not any(gc.is_tracked(x) for x in (r.edits, r.findings, *r.edits, *r.findings))
+    # The collector's view changes nothing a caller sees: values as the reference makes them.
+    assert kept[7] == canonicalize_python(targets[7], Policy())
