@@ -399,8 +399,10 @@ static void state_free(State *st) {
  * them untracked. */
 static PyObject *untracked(PyObject *o) {
     if (!o || !PyObject_GC_IsTracked(o)) return o;
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(o); i++)
-        if (PyObject_GC_IsTracked(PyTuple_GET_ITEM(o, i))) return o;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(o); i++) {
+        PyObject *item = PyTuple_GET_ITEM(o, i); /* a str or an int: no GC type, no call */
+        if (PyType_IS_GC(Py_TYPE(item)) && PyObject_GC_IsTracked(item)) return o;
+    }
     PyObject_GC_UnTrack(o);
     return o;
 }
@@ -704,6 +706,19 @@ static inline int format_char(Py_UCS4 c) {
            (c >= 0x2066 && c <= 0x206F) || c == 0xFEFF;
 }
 
+/* findings.NFKC_SEPARATORS, from setup(): what NFKC turns into dots, "/", "\\" or "%".  A path
+ * holding one, raw or escaped as UTF-8, is the driver's (findings._nfkc_separators reads the
+ * segment around it). */
+#define MAX_NFKC 32
+static Py_UCS4 nfkc_chars[MAX_NFKC];
+static int n_nfkc;
+
+static int nfkc_char(Py_UCS4 c) {
+    for (int k = 0; k < n_nfkc; k++)
+        if (nfkc_chars[k] == c) return 1;
+    return 0;
+}
+
 /* The byte escaped at target[j] ("%" and two hex digits), or -1. */
 static int escaped_byte(State *st, Py_ssize_t j, Py_ssize_t e) {
     if (!char_at(st, j, e, '%') || !hex_at(st, j + 1, e) || !hex_at(st, j + 2, e)) return -1;
@@ -739,7 +754,7 @@ static int escaped_utf8(State *st, Py_ssize_t i, Py_ssize_t e, int b0, int *foun
         lo = 0x80, hi = 0xBF;
         cp = cp << 6 | (Py_UCS4)(b & 0x3F);
     }
-    *found = format_char(cp) ? F_FORMAT : 0;
+    *found = format_char(cp) ? F_FORMAT : nfkc_char(cp) ? -1 : 0; /* -1: the caller's to say */
     return n;
 }
 
@@ -950,7 +965,8 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
                 utf8_end = i + 3 * n8;
                 if (found == F_OVERLONG && path) /* a lax decoder's dot or slash */
                     return decline(st, "overlong UTF-8 in the path");
-                if (found) add_finding(st, found, component, i, i, utf8_end);
+                if (found < 0 && path) return decline(st, "a character NFKC makes a separator");
+                if (found > 0) add_finding(st, found, component, i, i, utf8_end);
             }
             if (tricks && byte == 0x25) {
                 int twice;
@@ -1028,6 +1044,8 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
                 add_finding(st, F_CONTROL, component, i, i, i + 1);
             } else if (format_char(c)) {
                 add_finding(st, F_FORMAT, component, i, i, i + 1);
+            } else if (path && nfkc_char(c)) {
+                return decline(st, "a character NFKC makes a separator");
             }
         }
         unsigned char bytes[4];
@@ -2531,12 +2549,12 @@ static int set_rule_order(PyObject *order) {
 
 static PyObject *twin_setup(PyObject *self, PyObject *args) {
     PyObject *result, *edit, *finding, *path, *query, *fragment, *unres, *unres2396, *ports;
-    PyObject *order, *userinfo, *host, *invalid;
+    PyObject *order, *userinfo, *host, *invalid, *nfkc;
     Py_ssize_t fold;
     (void)self;
-    if (!PyArg_ParseTuple(args, "OOOUUUUUO!nO!UUO", &result, &edit, &finding, &path, &query,
+    if (!PyArg_ParseTuple(args, "OOOUUUUUO!nO!UUOU", &result, &edit, &finding, &path, &query,
                           &fragment, &unres, &unres2396, &PyDict_Type, &ports, &fold,
-                          &PyTuple_Type, &order, &userinfo, &host, &invalid))
+                          &PyTuple_Type, &order, &userinfo, &host, &invalid, &nfkc))
         return NULL;
     ready = 0; /* until every table is filled: a failed setup() leaves the twin unusable */
     if (fold < 1 || set_rule_order(order) < 0) {
@@ -2556,6 +2574,12 @@ static PyObject *twin_setup(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_TypeError, "InvalidTarget must be an exception type");
         return NULL;
     }
+    if (PyUnicode_GET_LENGTH(nfkc) > MAX_NFKC) {
+        PyErr_SetString(PyExc_ValueError, "more NFKC separators than the twin holds");
+        return NULL;
+    }
+    n_nfkc = (int)PyUnicode_GET_LENGTH(nfkc);
+    for (int k = 0; k < n_nfkc; k++) nfkc_chars[k] = PyUnicode_READ_CHAR(nfkc, k);
     if (fill(allowed_path, path) < 0 || fill(allowed_query, query) < 0 ||
         fill(allowed_fragment, fragment) < 0 || fill(unreserved, unres) < 0 ||
         fill(unreserved_2396, unres2396) < 0 || fill(allowed_userinfo, userinfo) < 0 ||
@@ -2638,7 +2662,7 @@ static PyMethodDef methods[] = {
      "declined() -> str | None: why the last canonicalize() call returned None."},
     {"setup", twin_setup, METH_VARARGS,
      "setup(Result, Edit, Finding, path, query, fragment, unreserved, unreserved_2396, "
-     "default_ports, fold_after, rule_order, userinfo, host, InvalidTarget): the types and "
+     "default_ports, fold_after, rule_order, userinfo, host, InvalidTarget, nfkc): the types and "
      "tables, from "
      "urlsan.core."},
     {NULL, NULL, 0, NULL},

@@ -47,5 +47,6 @@ def setup(
     userinfo: str,
     host: str,
     invalid_target: type[InvalidTarget],
+    nfkc: str,
     /,
 ) -> None: ...

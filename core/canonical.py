@@ -41,6 +41,7 @@ from .driver import (
     text_of,
 )
 from .fastpath import fast_patterns
+from .findings import NFKC_SEPARATORS
 from .pipeline import RULES
 from .policy import DEFAULT_POLICY, DEFAULT_PORTS, QUERY_RULES, Policy
 from .result import FOLD_AFTER, Edit, Finding, InvalidTarget, Result
@@ -167,7 +168,8 @@ def _accelerated(
 def _hand_over_tables() -> None:
     """Hand the twin the tables it walks, so that the grammar is written down only once: the
     result types, the character sets of charsets.py, the default ports, where `Edits` folds,
-    the rule order (`pipeline.RULES`) and the error type."""
+    the rule order (`pipeline.RULES`), the error type and the characters whose path the twin
+    leaves to the driver (`findings.NFKC_SEPARATORS`)."""
     if compiled.setup is None:
         return
 
@@ -189,6 +191,7 @@ def _hand_over_tables() -> None:
         chars(charsets.USERINFO),
         chars(charsets.REG_NAME),
         InvalidTarget,
+        NFKC_SEPARATORS,
     )
 
 

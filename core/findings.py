@@ -12,8 +12,10 @@ path whose decodes it does not follow to the driver.
 from __future__ import annotations
 
 import re
+import unicodedata
 from codecs import utf_8_decode
 from typing import Any
+from urllib.parse import unquote
 
 from .result import MAX_OFFSETS, Finding
 from .taxonomy import KINDS
@@ -49,6 +51,19 @@ _RAW_NAMES = {
     "format": "format-char",
     "control": "control-char",
 }
+# The characters that Unicode compatibility normalization (NFKC, UAX #15) turns into dots, "/",
+# "\\" or "%": every such code point, as tests/core/test_findings.py derives them from
+# unicodedata.  A server or framework that normalizes the decoded path so (ASP.NET and IIS
+# "best fit" mappings, Python's and Java's NFKC on file names) reads "/．．/" as "/../".  The
+# compiled twin hands a path holding one of them to the driver (`canonical._hand_over_tables`).
+NFKC_SEPARATORS = "\u2024\u2025\u2026\ufe19\ufe30\ufe52\ufe68\ufe6a\uff05\uff0e\uff0f\uff3c"
+_NFKC_CHAR = re.compile(
+    "|".join(
+        [f"[{NFKC_SEPARATORS}]"]
+        + ["".join(f"%{b:02X}" for b in c.encode()) for c in NFKC_SEPARATORS]
+    ),
+    re.IGNORECASE,
+)
 # What a second decoder, a lax UTF-8 decoder, IIS's %u or a "\\" separator may turn into a dot
 # segment or a separator: looked at by `_decoded_climb` only where one of them is there.
 _DECODE_TRICK = re.compile(r"\\|%(?:25|[uU]|[CcEeFf][01]|2[Ff]|5[Cc]|(?![0-9A-Fa-f]{2}))")
@@ -213,6 +228,10 @@ def path(text: str, start: int, absolute: bool, out: Findings) -> bool:
         add(out, "backslash", "path", start + text.index("\\"), "\\")
     if escaped and ("%2e" in text or "%2E" in text):
         _escaped_dots(text, start, out)
+    if (not text.isascii() or (escaped and ("%E" in text or "%e" in text))) and _NFKC_CHAR.search(
+        text
+    ):
+        _nfkc_separators(text, start, out)
     trick = _DECODE_TRICK.search(text) if escaped or "\\" in text else None
     found = dotted = _dotted(text, escaped)
     if "\\" in text:
@@ -249,6 +268,26 @@ def _escaped_dots(text: str, start: int, out: Findings) -> None:
                 assert at is not None
                 add(out, "escaped-dot", "path", start + pos + at.start(), at.group())
         pos += len(segment) + 1
+
+
+def _nfkc_separators(text: str, start: int, out: Findings) -> None:
+    """nfkc-separator: a segment in which NFKC makes a "/", "\\" or "%" (from "／", "＼",
+    "％"), or which NFKC makes a dot segment ("．．", "%EF%BC%8E", "‥;x"), with the character
+    raw or escaped as UTF-8.  A dot-like character in a longer segment ("wait…what") is none."""
+    pos = 0
+    for segment in text.replace("\\", "/").split("/"):
+        found = _NFKC_CHAR.search(segment)
+        if found is not None:
+            decoded = unquote(segment, errors="surrogateescape")
+            folded = unicodedata.normalize("NFKC", decoded)
+            head = folded.partition(";")[0]  # a servlet container's path parameter goes
+            if head == "." or head == ".." or _separators(folded) > _separators(decoded):
+                add(out, "nfkc-separator", "path", start + pos + found.start(), found.group())
+        pos += len(segment) + 1
+
+
+def _separators(text: str) -> int:
+    return text.count("/") + text.count("\\") + text.count("%")
 
 
 def _decode(text: str) -> str:

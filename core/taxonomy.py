@@ -64,6 +64,7 @@ KINDS = _E(
         "raw-space": Kind("low", ("CWE-20",)),
         "control-char": Kind("medium", ("CWE-150", "CWE-93")),
         "format-char": Kind("medium", ("CWE-176", "CWE-451")),
+        "nfkc-separator": Kind("medium", ("CWE-176", "CWE-180", "CAPEC-71")),
         "numeric-host": Kind("medium", ("CWE-1289",)),
         "userinfo": Kind("low", ("CWE-522",), by_detail=(("password", "medium"),)),
         "invalid-idn": Kind("low", ("CWE-1007", "CAPEC-632")),

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import sys
+import unicodedata
+
 import pytest
 
 from urlsan.core import Finding, Policy, canonicalize
 from urlsan.core.backends import FINDING as BACKEND_FINDING
-from urlsan.core.findings import FINDING_NAMES
+from urlsan.core.findings import FINDING_NAMES, NFKC_SEPARATORS
 from urlsan.core.result import MAX_OFFSETS
 
 # (target, finding name, component, offset of the first occurrence, detail)
@@ -61,6 +64,13 @@ CASES = [
     ("/a\x01", "control-char", "path", 2, "\x01"),
     ("/a%E2%80%AEb", "format-char", "path", 2, "%E2%80%AE"),
     ("/a?\u202e", "format-char", "query", 3, "\u202e"),
+    # What Unicode compatibility normalization (NFKC) makes a dot segment or a separator
+    ("/\uff0e\uff0e/etc", "nfkc-separator", "path", 1, "\uff0e"),
+    ("/x/%ef%bc%8e%EF%BC%8E/etc", "nfkc-separator", "path", 3, "%ef%bc%8e"),
+    ("/a\uff0fb", "nfkc-separator", "path", 2, "\uff0f"),
+    ("/a\\\ufe68b", "nfkc-separator", "path", 3, "\ufe68"),
+    ("/a/%EF%BC%85%32%65", "nfkc-separator", "path", 3, "%EF%BC%85"),
+    ("http://h/\u2025;jsessionid=1/x", "nfkc-separator", "path", 9, "\u2025"),
 ]
 
 
@@ -95,6 +105,9 @@ def test_every_finding_name_is_exercised() -> None:
         "/a;b/c",
         "/?q=%20",
         "http://1.2.3.4.5/",
+        "/wait\u2026what/x",  # a dot-like character in a longer segment: no dot segment
+        "/news/%E2%80%A6",  # an ellipsis alone ("...") is no dot segment either
+        "/a?q=\uff0e\uff0e",  # the query is no path
     ],
 )
 def test_no_finding(target: str) -> None:
@@ -157,3 +170,14 @@ def test_every_occurrence_is_located_up_to_a_cap() -> None:
     many = canonicalize("/" + "a%00" * 40).findings[0]
     assert many.occurrences == 40 and len(many.offsets) == MAX_OFFSETS
     assert many.offsets == tuple(range(2, 2 + 4 * MAX_OFFSETS, 4))
+
+
+def test_the_nfkc_separators_are_every_character_nfkc_makes_one() -> None:
+    """findings.NFKC_SEPARATORS, which the compiled twin is handed too, is what Unicode's own
+    data says (the Python that runs urlsan: its unicodedata)."""
+    derived = "".join(
+        chr(c)
+        for c in range(0x80, sys.maxunicode + 1)
+        if (n := unicodedata.normalize("NFKC", chr(c))) and set(n) <= set("./\\%")
+    )
+    assert derived == NFKC_SEPARATORS

@@ -202,8 +202,23 @@ ROWS: list[tuple[str, str | bytes, str, str, str, set[str]]] = [
     ("percent-u", "/%u002e%u002e/x", "origin", "rfc3986", "/%25u002e%25u002e/x", {"percent-u"}),
     ("percent-u-strict", "/%u002e%u002e/x", "origin", "strict", RAISES, set()),
     # 11. fullwidth characters
-    ("fullwidth-dots", "/\uff0e\uff0e/a", "origin", "rfc3986", "/%EF%BC%8E%EF%BC%8E/a", set()),
-    ("fullwidth-solidus", "/a\uff0fb", "origin", "rfc3986", "/a%EF%BC%8Fb", set()),
+    (
+        "fullwidth-dots",
+        "/\uff0e\uff0e/a",
+        "origin",
+        "rfc3986",
+        "/%EF%BC%8E%EF%BC%8E/a",
+        {"nfkc-separator"},
+    ),
+    ("fullwidth-solidus", "/a\uff0fb", "origin", "rfc3986", "/a%EF%BC%8Fb", {"nfkc-separator"}),
+    (
+        "fullwidth-escaped",
+        "/%EF%BC%8E%EF%BC%8E/a",
+        "origin",
+        "rfc3986",
+        "/%EF%BC%8E%EF%BC%8E/a",
+        {"nfkc-separator"},
+    ),
     ("fullwidth-strict", "/\uff0e\uff0e/a", "origin", "strict", RAISES, set()),
     # 12. fragment smuggling
     ("fragment-smuggling", "/a#/../../admin", "origin", "addon", "/a", set()),
