@@ -53,9 +53,14 @@ static int bytes_put(Bytes *b, const char *s, Py_ssize_t n) {
 }
 
 static int is_ascii(const unsigned char *p, int64_t n) {
-    unsigned char any = 0;
-    for (int64_t i = 0; i < n; i++) any |= p[i];
-    return any < 0x80;
+    uint64_t any = 0, word;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) { /* eight bytes at a time */
+        memcpy(&word, p + i, 8);
+        any |= word;
+    }
+    for (; i < n; i++) any |= p[i];
+    return (any & 0x8080808080808080ull) == 0;
 }
 
 /* ---- the result: the url column, and (map_result) the changed and rules columns */

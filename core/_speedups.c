@@ -2004,8 +2004,9 @@ static int fired_rules(State *st, UrlsanFired *fired) {
 static int twin_ascii_url(const char *p, Py_ssize_t n, int flags, int query_rules,
                           urlsan_url_sink sink, void *ctx) {
     if (!ready || flags < 0) return 0;
-    for (Py_ssize_t i = 0; query_rules && i < n && p[i] != '?' && p[i] != '#'; i++)
-        if (p[i] == ';') return 0;
+    const char *semi = query_rules ? memchr(p, ';', (size_t)n) : NULL;
+    if (semi && !memchr(p, '?', (size_t)(semi - p)) && !memchr(p, '#', (size_t)(semi - p)))
+        return 0; /* a ";" before any "?" or "#": in the path */
     State st;
     state_init(&st, NULL, PyUnicode_1BYTE_KIND, p, n, flags);
     int rc = steps(&st, FORM_AUTO), done = rc == REFUSE ? 0 : -1;

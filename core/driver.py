@@ -98,7 +98,14 @@ def query_rules_after(result: Result, policy: Policy, sent_to: str | None) -> Re
     in the output alike (a raw "?" in the path is escaped, and the authority has none).
     """
     url, target = result.url, result.input
-    host = sent_to if url[:1] == "/" else split(url, "absolute").host[0]
+    last = _last_plan
+    plan = last[1] if last is not None and last[0] is policy else _plan_of(policy)
+    if url[:1] == "/":
+        host = sent_to
+    elif plan.by_host:  # splitting the URL for its host costs 1.6 µs: only where a spec asks
+        host = split(url, "absolute").host[0]
+    else:
+        host = None
     if ";" in _before_query(target) and policy.param_tests(host).path is not None:
         return None
     qmark, hash_ = url.find("?"), url.find("#")
@@ -126,23 +133,46 @@ def _before_query(target: str) -> str:
 def query_rules_url(url: str, policy: Policy, host: str | None) -> tuple[str, tuple[str, ...]]:
     """`query_rules_after` for a caller that keeps no `Result` (the Arrow column loop,
     core/_columns.c, through `canonical.ascii_twin`): the query rules on the twin's canonical
-    ``url``, giving the URL and the rules that rewrote it, each once, in the order they ran.
-    ``host``: the URL's host as written, None for origin-form.  The caller leaves a target with
-    a ";" before its query to `canonicalize` (path parameters, which `query_rules_after` leaves
-    to the reference)."""
+    ``url``, giving the URL and the rules that rewrote it, each once, in the order they ran,
+    with no edit made.  ``host``: the URL's host as written, None for origin-form.  The caller
+    leaves a target with a ";" before its query to `canonicalize` (path parameters, which
+    `query_rules_after` leaves to the reference)."""
     hash_ = url.find("#")
     end = hash_ if hash_ >= 0 else len(url)
     qmark = url.find("?", 0, end)
     if qmark < 0:
         return url, ()
-    c = _Canonicalizer(policy, url)
-    c.raw, c.start = url[qmark + 1 : end], qmark + 1
-    c.host = host
-    text = c.walk(c.steps["query"][1:], c.raw)  # the steps after the characters step, as above
-    if not c.done:  # each step records an edit exactly when it changes the query
+    last = _last_plan
+    plan = last[1] if last is not None and last[0] is policy else _plan_of(policy)
+    c = _QueryRules(policy, host, qmark + 1, url[qmark + 1 : end])
+    text, dropped = c.raw, False
+    for needs, handler in plan.steps["query"][1:]:  # after the characters step, as above
+        if needs is None or needs(text):
+            out = handler(c, text)
+            if out is None:
+                dropped = True
+                break
+            text = out
+    if not c.fired:  # each step records exactly when it changes the query
         return url, ()
-    url = url[:qmark] + ("" if text is None else "?" + text) + url[end:]
-    return url, tuple(dict.fromkeys(edit.rule for edit in c.freeze()))
+    url = url[:qmark] + ("" if dropped else "?" + text) + url[end:]
+    return url, tuple(dict.fromkeys(c.fired))
+
+
+class _QueryRules:
+    """What the query's steps read of a `_Canonicalizer` (``policy``, ``host``, ``start``,
+    ``raw``), and a `query.Recorder` that keeps each rule's name alone: `query_rules_url`'s."""
+
+    __slots__ = ("fired", "host", "policy", "raw", "start")
+
+    def __init__(self, policy: Policy, host: str | None, start: int, raw: str) -> None:
+        self.policy, self.host, self.start, self.raw = policy, host, start, raw
+        self.fired: list[str] = []
+
+    def whole(
+        self, rule: str, component: str, start: int, end: int, before: str, after: str
+    ) -> None:
+        self.fired.append(rule)
 
 
 @lru_cache(maxsize=16)
@@ -183,6 +213,9 @@ class _Plan(NamedTuple):
     # Per component, a fullmatch of texts that none of its steps changes or reports on: they
     # skip the walk.  Conservative: a text it refuses walks the steps, which decide.
     quiet: dict[str, Callable[[str], object]]
+    # Whether a parameter spec is scoped by host: else drop-params drops the same on every host,
+    # and the query rules after the twin need not split its URL to find the host.
+    by_host: bool
 
 
 @lru_cache(maxsize=64)
@@ -220,7 +253,8 @@ def _plan(policy: Policy) -> _Plan:
     # A path after an authority is absolute or empty (RFC 3986 §3.3) and no origin-form one:
     # the origin-form slash and the dot prefix have nothing to do there, so it skips them.
     steps[_AUTHORITY_PATH] = tuple(s for s in steps["path"] if s[1] not in _NOT_AFTER_AUTHORITY)
-    return _Plan(on, scan, steps, quiet)
+    by_host = on("drop-params") and policy.params_by_host
+    return _Plan(on, scan, steps, quiet, by_host)
 
 
 def _never(text: str) -> None:
@@ -267,7 +301,7 @@ class _Canonicalizer(rules.Edits):
         self.findings: detect.Findings = {}
         last = _last_plan
         plan = last[1] if last is not None and last[0] is policy else _plan_of(policy)
-        self.on, self.scan, self.steps, self.quiet = plan
+        self.on, self.scan, self.steps, self.quiet, _ = plan
         # What the steps ask of the target: ``form`` and ``scheme`` set by `run` before any step
         # runs; ``host`` the Host an origin-form target was sent to, until `run` puts the host
         # as canonicalized in its place (for drop-params' host scopes; params.py lowercases).
@@ -654,15 +688,15 @@ def _guard(path: str, c: _Canonicalizer, dots: bool) -> str:
     return ""
 
 
-def _query_params(c: _Canonicalizer, text: str) -> str | None:
+def _query_params(c: _Canonicalizer | _QueryRules, text: str) -> str | None:
     return query.drop(c.policy.param_tests(c.host).query, c, text, c.start, c.raw)
 
 
-def _sort_query(c: _Canonicalizer, text: str) -> str:
+def _sort_query(c: _Canonicalizer | _QueryRules, text: str) -> str:
     return query.sort(c, text, c.start, c.raw)
 
 
-def _drop_empty_query(c: _Canonicalizer, text: str) -> str | None:
+def _drop_empty_query(c: _Canonicalizer | _QueryRules, text: str) -> str | None:
     return query.drop_empty(c, text, c.start)
 
 

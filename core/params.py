@@ -123,14 +123,20 @@ class Matcher:
     specs apply to (with no host-scoped spec, every host) share one `HostTests`, and with it
     the answers its tests keep (`_memo`)."""
 
-    __slots__ = ("_hosts", "_tests", "drop", "keep")
+    __slots__ = ("_everywhere", "_hosts", "_tests", "by_host", "drop", "keep")
 
     def __init__(self, drop: _Scoped, keep: _Scoped) -> None:
         self.drop, self.keep = drop, keep
+        self.by_host = any(scope is not None for scope, _ in (*drop, *keep))  # a spec is scoped
         self._hosts: dict[str, HostTests] = {}
         self._tests: dict[tuple[tuple[int, ...], tuple[int, ...]], HostTests] = {}
+        # No spec scoped by host: the same tests on every host, without a lookup by host (a
+        # crawl's next URL is often on a host not seen yet).
+        self._everywhere = None if self.by_host else _for_host(self, "")
 
     def for_host(self, host: str | None) -> HostTests:
+        if self._everywhere is not None:
+            return self._everywhere
         key = (host or "").lower()
         tests = self._hosts.get(key)
         if tests is None:

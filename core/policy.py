@@ -152,6 +152,12 @@ class Policy:
             return _NOTHING
         return params.matcher(self.drop_params, self.keep_params).for_host(host)
 
+    @property
+    def params_by_host(self) -> bool:
+        """Whether a parameter spec is scoped by host (``example.com:ref``): else drop-params
+        drops the same parameters on every host."""
+        return params.matcher(self.drop_params, self.keep_params).by_host
+
     def drops_param(self, name: str, host: str | None = None) -> bool:
         """Whether ``drop-params`` drops a query parameter called ``name`` on ``host``."""
         test = params.matcher(self.drop_params, self.keep_params).for_host(host).query

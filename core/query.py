@@ -10,10 +10,20 @@ they are written once.
 from __future__ import annotations
 
 import re
+from typing import Protocol
 
 from .params import NameTest
 from .result import Edit
-from .rules import Edits
+
+
+class Recorder(Protocol):
+    """Where a rule records that it rewrote a component: `rules.Edits` (an `Edit` each), or a
+    caller that keeps the rule's name alone (`driver.query_rules_url`)."""
+
+    def whole(
+        self, rule: str, component: str, start: int, end: int, before: str, after: str
+    ) -> None: ...
+
 
 # RFC 3986 §3.3: a path segment may carry ";name=value" parameters (Java servlets write
 # ";jsessionid=…" into URLs for clients without cookies).
@@ -25,7 +35,7 @@ def name(pair: str) -> str:
     return pair.partition("=")[0]
 
 
-def drop(drops: NameTest | None, edits: Edits, text: str, start: int, raw: str) -> str | None:
+def drop(drops: NameTest | None, edits: Recorder, text: str, start: int, raw: str) -> str | None:
     """drop-params on a query: the parameters ``drops`` names go; None when none is left."""
     if drops is None or not text:
         return text
@@ -36,7 +46,7 @@ def drop(drops: NameTest | None, edits: Edits, text: str, start: int, raw: str) 
     return kept or None  # nothing of the query is left, not even an empty one
 
 
-def sort(edits: Edits, text: str, start: int, raw: str) -> str:
+def sort(edits: Recorder, text: str, start: int, raw: str) -> str:
     """sort-query: parameters by name, stably (equal names keep their order)."""
     if "&" not in text:
         return text
@@ -46,7 +56,7 @@ def sort(edits: Edits, text: str, start: int, raw: str) -> str:
     return ordered
 
 
-def drop_empty(edits: Edits, text: str, start: int) -> str | None:
+def drop_empty(edits: Recorder, text: str, start: int) -> str | None:
     """drop-empty-query: "/a?" → "/a"."""
     if text:
         return text
@@ -54,7 +64,7 @@ def drop_empty(edits: Edits, text: str, start: int) -> str | None:
     return None
 
 
-def path_params(drops: NameTest, edits: Edits, text: str, start: int, raw: str) -> str:
+def path_params(drops: NameTest, edits: Recorder, text: str, start: int, raw: str) -> str:
     """drop-params on the ``;name=value`` parameters of every path segment (before dot-segment
     removal and merge-slashes, so that what is left is resolved like any other path)."""
     if ";" not in text:
@@ -74,4 +84,4 @@ def merged(old: tuple[Edit, ...], new: tuple[Edit, ...]) -> tuple[Edit, ...]:
     return old[:n] + new + old[n:]
 
 
-__all__ = ["drop", "drop_empty", "merged", "name", "path_params", "sort"]
+__all__ = ["Recorder", "drop", "drop_empty", "merged", "name", "path_params", "sort"]

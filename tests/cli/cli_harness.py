@@ -52,8 +52,13 @@ URLSAN = [sys.executable, "-m", "urlsan"]
 
 
 def worker_pids(pid: int) -> list[int]:
-    """The ids of the worker processes of process ``pid``: its children (forked ones on Linux,
-    spawned elsewhere), less multiprocessing's resource tracker."""
+    """The ids of the worker processes of process ``pid``: its children forked from it (their
+    command line is its own) or spawned by multiprocessing, less multiprocessing's resource
+    tracker; another program a test started under pytest (Spark's JVM) is none of them."""
+    try:
+        own = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return []
     found = []
     for task in Path(f"/proc/{pid}/task").glob("*"):
         try:
@@ -65,6 +70,7 @@ def worker_pids(pid: int) -> list[int]:
                 cmdline = Path(f"/proc/{child}/cmdline").read_bytes()
             except OSError:
                 continue
-            if b"resource_tracker" not in cmdline:
+            spawned = b"multiprocessing" in cmdline and b"resource_tracker" not in cmdline
+            if cmdline == own or spawned:
                 found.append(int(child))
     return found
