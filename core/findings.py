@@ -228,10 +228,7 @@ def path(text: str, start: int, absolute: bool, out: Findings) -> bool:
         add(out, "backslash", "path", start + text.index("\\"), "\\")
     if escaped and ("%2e" in text or "%2E" in text):
         _escaped_dots(text, start, out)
-    if (not text.isascii() or (escaped and ("%E" in text or "%e" in text))) and _NFKC_CHAR.search(
-        text
-    ):
-        _nfkc_separators(text, start, out)
+    _nfkc_separators(text, escaped, start, out)
     trick = _DECODE_TRICK.search(text) if escaped or "\\" in text else None
     found = dotted = _dotted(text, escaped)
     if "\\" in text:
@@ -270,10 +267,15 @@ def _escaped_dots(text: str, start: int, out: Findings) -> None:
         pos += len(segment) + 1
 
 
-def _nfkc_separators(text: str, start: int, out: Findings) -> None:
+def _nfkc_separators(text: str, escaped: bool, start: int, out: Findings) -> None:
     """nfkc-separator: a segment in which NFKC makes a "/", "\\" or "%" (from "／", "＼",
     "％"), or which NFKC makes a dot segment ("．．", "%EF%BC%8E", "‥;x"), with the character
     raw or escaped as UTF-8.  A dot-like character in a longer segment ("wait…what") is none."""
+    # Only a non-ASCII path, or one with an escape of a 3-byte UTF-8 lead ("%E…"), may hold one.
+    if text.isascii() and not (escaped and ("%E" in text or "%e" in text)):
+        return
+    if _NFKC_CHAR.search(text) is None:
+        return
     pos = 0
     for segment in text.replace("\\", "/").split("/"):
         found = _NFKC_CHAR.search(segment)
