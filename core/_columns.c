@@ -237,13 +237,12 @@ static int twin_sink(void *ctx, const UrlsanMade *made) {
     if (rc == 0 && o->full) {
         const UrlsanFired *f = made->fired;
         Py_ssize_t more = extra ? PyTuple_GET_SIZE(extra) : 0;
-        PyObject *names[URLSAN_MAX_RULES + 8];
+        PyObject *names[URLSAN_MAX_RULES + 8]; /* the twin's, and the (three) query rules */
+        const Py_ssize_t room = sizeof names / sizeof *names;
         Py_ssize_t k = 0;
         for (int j = 0; j < f->fragment; j++) names[k++] = f->rules[j];
-        for (Py_ssize_t j = 0; j < more && k < URLSAN_MAX_RULES; j++)
-            names[k++] = PyTuple_GET_ITEM(extra, j);
-        for (int j = f->fragment; j < f->n && k < URLSAN_MAX_RULES + 8; j++)
-            names[k++] = f->rules[j];
+        for (Py_ssize_t j = 0; j < more && k < room; j++) names[k++] = PyTuple_GET_ITEM(extra, j);
+        for (int j = f->fragment; j < f->n && k < room; j++) names[k++] = f->rules[j];
         int changed = n != t->row_n || memcmp(url, t->row, (size_t)n) != 0;
         rc = out_rules(o, t->i, changed, names, k);
     }

@@ -47,6 +47,7 @@ from .policy import DEFAULT_POLICY, DEFAULT_PORTS, QUERY_RULES, Policy
 from .result import FOLD_AFTER, Edit, Finding, InvalidTarget, Result
 
 __all__ = [
+    "AsciiTwin",
     "Derived",
     "ascii_twin",
     "canonicalize",
@@ -109,7 +110,12 @@ def _switches(policy: Policy) -> int:
     return bits
 
 
-def ascii_twin(policy: Policy) -> tuple[object, int, Callable[..., Any] | None, Policy] | None:
+# What `ascii_twin` gives a C loop: the twin's capsule, a policy's switches, its query rules'
+# function (or None) and the policy.
+AsciiTwin = tuple[object, int, Callable[..., Any] | None, Policy]
+
+
+def ascii_twin(policy: Policy) -> AsciiTwin | None:
     """What a C loop over UTF-8 buffers (the Arrow column loop, core/_columns.c) needs to
     canonicalize an ASCII row as ``canonicalize(row, policy).url`` gives it, with the twin and
     without a Result (core/_twin.h): the twin's capsule, ``policy``'s switches, the function

@@ -98,11 +98,9 @@ def query_rules_after(result: Result, policy: Policy, sent_to: str | None) -> Re
     in the output alike (a raw "?" in the path is escaped, and the authority has none).
     """
     url, target = result.url, result.input
-    last = _last_plan
-    plan = last[1] if last is not None and last[0] is policy else _plan_of(policy)
     if url[:1] == "/":
         host = sent_to
-    elif plan.by_host:  # splitting the URL for its host costs 1.6 µs: only where a spec asks
+    elif _plan_of(policy).by_host:  # splitting the URL costs 1.6 µs: only where a spec asks
         host = split(url, "absolute").host[0]
     else:
         host = None
@@ -142,20 +140,12 @@ def query_rules_url(url: str, policy: Policy, host: str | None) -> tuple[str, tu
     qmark = url.find("?", 0, end)
     if qmark < 0:
         return url, ()
-    last = _last_plan
-    plan = last[1] if last is not None and last[0] is policy else _plan_of(policy)
     c = _QueryRules(policy, host, qmark + 1, url[qmark + 1 : end])
-    text, dropped = c.raw, False
-    for needs, handler in plan.steps["query"][1:]:  # after the characters step, as above
-        if needs is None or needs(text):
-            out = handler(c, text)
-            if out is None:
-                dropped = True
-                break
-            text = out
+    # The steps after the characters step, as above.
+    text = _walk(c, _plan_of(policy).steps["query"][1:], c.raw)
     if not c.fired:  # each step records exactly when it changes the query
         return url, ()
-    url = url[:qmark] + ("" if dropped else "?" + text) + url[end:]
+    url = url[:qmark] + ("" if text is None else "?" + text) + url[end:]
     return url, tuple(dict.fromkeys(c.fired))
 
 
@@ -269,9 +259,26 @@ _edits = rules.Edits.__init__  # a global: quicker to call than through the modu
 
 def _plan_of(policy: Policy) -> _Plan:
     global _last_plan
+    last = _last_plan
+    if last is not None and last[0] is policy:
+        return last[1]
     plan = _plan(policy)
     _last_plan = (policy, plan)
     return plan
+
+
+def _walk(c: _Canonicalizer | _QueryRules, steps: tuple[_Step, ...], text: str) -> str | None:
+    """Run a component's steps in pipeline order; None: the component is dropped.  A method of
+    `_Canonicalizer`, and `query_rules_url`'s walk with its `_QueryRules`."""
+    for needs, handler in steps:
+        if needs is _character_pass:  # `Scanner.scan`, which never drops the component
+            text = handler(text, c.start, c)
+        elif needs is None or needs(text):
+            out = handler(c, text)
+            if out is None:
+                return None
+            text = out
+    return text
 
 
 class _Canonicalizer(rules.Edits):
@@ -315,17 +322,7 @@ class _Canonicalizer(rules.Edits):
         # the path's ``relative`` (a relative-path reference) and ``dots`` (remove-dot-segments
         # rewrote it) by `path_part`.
 
-    def walk(self, steps: tuple[_Step, ...], text: str) -> str | None:
-        """Run a component's steps in pipeline order; None: the component is dropped."""
-        for needs, handler in steps:
-            if needs is _character_pass:  # `Scanner.scan`, which never drops the component
-                text = handler(text, self.start, self)
-            elif needs is None or needs(text):
-                out = handler(self, text)
-                if out is None:
-                    return None
-                text = out
-        return text
+    walk = _walk  # one component's steps (a method: ``self.walk(steps, text)``)
 
     def structural(self, rule: str, component: str, before: str, after: str) -> None:
         """Record a rule that rewrote the whole component."""

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from urlsan.core import Policy, canonicalize, many
-from urlsan.core.canonical import ascii_twin
+from urlsan.core.canonical import AsciiTwin, ascii_twin
 from urlsan.core.options import policy_from_options
 from urlsan.core.surt import PROFILES as SURT_PROFILES
 from urlsan.core.surt import ia_key, urlsan_key
@@ -31,8 +31,6 @@ if not os.environ.get("URLSAN_NO_EXTENSIONS"):
     with contextlib.suppress(ImportError):  # built without it: the list path
         from urlsan.core._columns import map_result as _map_result
         from urlsan.core._columns import map_strings as _map_strings
-
-Twin = tuple[object, int, Callable[..., Any] | None, Policy]
 
 # The fields of `arrow_result`'s struct: `columns`'s three lists.
 URL, CHANGED, RULES = "url", "changed", "rules"
@@ -130,11 +128,13 @@ def arrow_result(values: Any, policy: Policy) -> Any:
 
     if _map_result is None:
         return _struct(pa, *columns(values.to_pylist(), policy))
+    twin = ascii_twin(policy)
     parts = [
-        _struct_of(pa, chunk, _map_result(_one_row, (policy,), -1, None, *_buffers(pa, chunk),
-                                          ascii_twin(policy)))
+        _struct_of(
+            pa, chunk, _map_result(_one_row, (policy,), -1, None, *_buffers(pa, chunk), twin)
+        )
         for chunk in _chunks(pa, values)
-    ]  # fmt: skip
+    ]
     if len(parts) == 1:
         return parts[0]
     return pa.concat_arrays(parts) if parts else _struct(pa, [], [], [])
@@ -192,7 +192,7 @@ def _arrow_map(
     values: Any,
     call: tuple[Callable[..., Any], tuple[Any, ...], int, Callable[[str], str | None]],
     by_list: Callable[[list[Any]], list[str | None]],
-    twin: Twin | None = None,
+    twin: AsciiTwin | None = None,
 ) -> Any:
     import pyarrow as pa
 

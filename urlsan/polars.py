@@ -159,7 +159,4 @@ def _result(values: pl.Series, policy: Policy) -> pl.DataFrame:
             ]
         )
     urls, changed, fired = columns(values.to_list(), policy)
-    return pl.DataFrame(
-        {"url": urls, "changed": changed, "rules": fired},
-        schema={"url": pl.String, "changed": pl.Boolean, "rules": _RULES},
-    )
+    return pl.DataFrame([urls, changed, fired], schema=_RESULT.to_schema(), orient="col")
