@@ -13,7 +13,9 @@ query (``SELECT count(urlsan_canonicalize(url))``, ``select(pl.col("url").urlsan
 (rows to a list, the list loop, a new array) instead of urlsan's compiled loop over Arrow's
 buffers; the url, changed and rules columns (``urlsan_rules``, ``.urlsan.result()``) against
 the loop that makes them as lists, ``urlsan.core.many.columns``.  CPU seconds of this process,
-the paths interleaved round by round; the best of ``--rounds`` counts.  Goals: DuckDB and
+the paths interleaved round by round; the best of ``--rounds`` counts.  First, the share of
+rows that leave the compiled path (a call of ``canonicalize``; the query rules, in Python).
+Goals: DuckDB and
 Polars at least 1.0x the loop; SURT keys (ia profile) at least 20x the surt package.
 """
 
@@ -113,6 +115,7 @@ def main(argv: list[str] | None = None) -> int:
         ("url, changed and rules", result_rows),
         ("SURT keys", surt_rows),
     )
+    left_to_python(pa.array(urls), policy)
     for title, rows in tables:
         print(f"\n{title}: {n:,} URLs, CPU seconds of one core, best of {args.rounds}")
         print(f"{'path':34} {'URLs/s':>12} {'vs first':>9}")
@@ -120,6 +123,39 @@ def main(argv: list[str] | None = None) -> int:
         for (name, _), took in zip(rows, seconds, strict=True):
             print(f"{name:34} {n / took:12,.0f} {seconds[0] / took:8.2f}x")
     return 0
+
+
+def left_to_python(column: Any, policy: Any) -> None:
+    """How many rows of the column leave the compiled path over Arrow's buffers, in one untimed
+    pass with its two ways out counted: the call of `canonicalize` for a row the compiled twin
+    does not serve, and the query rules (Python's) of a row it does."""
+    from urlsan import _columns
+
+    calls = {"canonicalize": 0, "query rules": 0}
+    saved = _columns.canonicalize, _columns.ascii_twin
+    twin = saved[1](policy)
+    if twin is None:
+        print("\nthe compiled twin is not loaded: every row is canonicalize's")
+        return
+
+    def counted(name: str, call: Callable[..., Any]) -> Callable[..., Any]:
+        def run(*args: Any) -> Any:
+            calls[name] += 1
+            return call(*args)
+
+        return run
+
+    query = None if twin[2] is None else counted("query rules", twin[2])
+    _columns.canonicalize = counted("canonicalize", saved[0])  # type: ignore[assignment]
+    _columns.ascii_twin = lambda _: (twin[0], twin[1], query, twin[3])  # type: ignore[assignment]
+    try:
+        _columns.arrow_urls(column, policy)
+    finally:
+        _columns.canonicalize, _columns.ascii_twin = saved  # type: ignore[assignment]
+    n = len(column)
+    print(f"\nrows of the url column that leave the compiled path ({n:,} rows, crawler profile)")
+    for name, count in calls.items():
+        print(f"  {name:14} {count:8,}  {count / n:7.2%}")
 
 
 if __name__ == "__main__":
