@@ -18,7 +18,7 @@ from .blocks import Block, Done, Entry
 from .formats import Mode
 from .inputs import MAX_LINE_BYTES, BlockReader, arguments_block, close_input, open_input
 from .output import Output
-from .processor import OnError, Processor
+from .processor import OnError, Processor, digest
 from .progress import Progress, input_size
 from .status import (
     EXIT_BAD_LINES,
@@ -370,6 +370,10 @@ class _Session:
         self.on_error = OnError(args.on_error)
         self.checking = bool(args.check)
         self.seen: dict[bytes, int] = {}
+        # --dedupe --on-error pass: the bad lines passed through, by their output's digest.  A
+        # bad line is deduplicated as any other output: a blank line is written once, not once
+        # per blank line, and so is each repeated bad input.
+        self.passed: set[bytes] = set()
         self.total = self.valid = self.changed = self.offenders = self.collapsed = 0
         self.bad = 0
         self.stopped_at: int | None = None  # --on-error fail: the bad line that stopped the run
@@ -414,7 +418,8 @@ class _Session:
                 self.output.write(b"".join(out))
                 out = []
                 self._bad_line(e.number, e.shown)
-                out.append(e.out if self.raw else safe_bytes(e.out))
+                if e.out and self._first_pass(e.out):
+                    out.append(e.out if self.raw else safe_bytes(e.out))
                 continue
             first = self.seen.get(e.key)
             if first is None:
@@ -427,6 +432,14 @@ class _Session:
                 self.offenders += 1
                 out.append(self._duplicate(e, first))
         self.output.write(b"".join(out))
+
+    def _first_pass(self, out: bytes) -> bool:
+        """Whether a bad line's output is written for the first time (and is now)."""
+        key = digest(out.decode("utf-8", "surrogateescape"))
+        if key in self.passed:
+            return False
+        self.passed.add(key)
+        return True
 
     def _duplicate(self, e: Entry, first: int) -> bytes:
         if self.args.json:
@@ -478,5 +491,7 @@ class _Session:
         elif self.bad:
             skipped = self.on_error is OnError.SKIP or args.diff or args.check
             fate = "skipped" if skipped else "passed through"
+            if args.dedupe and not skipped:  # each distinct bad line once
+                fate = f"({len(self.passed):,} distinct) passed through"
             summary.append(f"{self.bad:,} bad line{'s' * (self.bad != 1)} {fate}")
         return summary
