@@ -140,6 +140,8 @@ def _open(path: str, fmt: str) -> tuple[IO[bytes], str]:
         raise UsageError(f"cannot read {path}: {e.strerror or e}") from None
     found = sources.detect(stream) if fmt == "auto" else fmt
     if found is None:
+        if sources.compressed_file(stream) is not stream:
+            stream.read(1 << 16)  # a .gz cut short may say so a little further on
         close_input(stream)
         cut = sources.gzip_cut(stream)
         if cut is not None:  # a .gz torn within its first bytes: too little to know it by
