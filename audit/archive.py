@@ -116,7 +116,9 @@ def read_warc(stream: IO[bytes], name: str) -> Iterator[Item]:
     # A torn or corrupt file: what was read counts.  warcio fails on some torn records with
     # errors of its own making (AttributeError on a header block cut short), not only its own.
     except (ArchiveLoadFailed, ValueError, AttributeError, EOFError, OSError) as e:
-        cut = Unreadable(f"{name}: record {number + 1}", f"cut short or corrupt (warcio: {e})")
+        # warcio's AttributeError ("'NoneType' object has no attribute ...") says nothing more.
+        detail = "" if isinstance(e, AttributeError) else f" (warcio: {e})"
+        cut = Unreadable(f"{name}: record {number + 1}", f"cut short or corrupt{detail}")
     for request, concurrent, uri in requests:
         status = statuses.get(concurrent)
         yield request._replace(status=statuses.get("uri:" + uri) if status is None else status)
