@@ -224,6 +224,8 @@ def cmd_canon(args: argparse.Namespace) -> int:
     try:
         blocks, processor = _blocks(args, stream), _processor(args, policy, name)
         session.run(blocks, processor, _jobs_for(args), _read_share(stream))
+        if isinstance(blocks, BlockReader) and blocks.cut is not None:
+            session.cut(blocks.cut)  # a bad line: the run's status is 3
     except OutputError as e:
         return _fail(f"cannot write {output.shown}: {e}", EXIT_WRITE_ERROR, output)
     except WorkerDied:
@@ -432,6 +434,12 @@ class _Session:
                 self.offenders += 1
                 out.append(self._duplicate(e, first))
         self.output.write(b"".join(out))
+
+    def cut(self, reason: str) -> None:
+        """The input stopped inside the line after the last one read (a gzip file cut short):
+        a bad line, where the run stopped."""
+        self._bad_line(self.total + 1, reason)
+        self.stopped_at = self.total + 1
 
     def _first_pass(self, out: bytes) -> bool:
         """Whether a bad line's output is written for the first time (and is now)."""

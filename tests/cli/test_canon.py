@@ -6,6 +6,7 @@ import gzip
 import json
 import select
 import subprocess
+import zlib
 from pathlib import Path
 
 import pytest
@@ -133,6 +134,23 @@ def test_dedupe_passes_each_bad_line_once(urlsan: RunUrlsan, tmp_path: Path, job
     # Without --dedupe, output line n is still input line n.
     plain = urlsan("canon", "-i", str(source))
     assert plain.out.count(b"\n") == 2700
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_gzip_input_cut_short(urlsan: RunUrlsan, tmp_path: Path, jobs: str) -> None:
+    """Every whole line before the cut is canonicalized and written; the line the cut goes
+    through is a bad line where the run stopped (its rest is unknown), exit status 3."""
+    urls = [f"HTTP://a/{i}/./x" for i in range(20000)]
+    packed = gzip.compress("\n".join(urls).encode() + b"\n")
+    torn = packed[: len(packed) // 2]
+    source = tmp_path / "urls.txt.gz"
+    source.write_bytes(torn)
+    whole_lines = zlib.decompressobj(wbits=31).decompress(torn).count(b"\n")
+    r = urlsan("canon", "--jobs", jobs, "-i", str(source))
+    assert r.status == EXIT_BAD_LINES
+    assert r.lines == [f"http://a/{i}/x" for i in range(whole_lines)]
+    assert f"{source}:{whole_lines + 1}: the gzip data ends here, cut short or corrupt" in r.err
+    assert r.err.endswith(f"stopped at bad line {whole_lines + 1}\n")
 
 
 @pytest.mark.parametrize(
