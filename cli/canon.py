@@ -252,14 +252,7 @@ def _surt_keys(args: argparse.Namespace, policy: Policy, stream: IO[bytes] | Non
             "--key surt writes keys only: not with --json, --diff, --check, --dedupe or --jobs"
         )
     sep = b"\0" if args.null else b"\n"
-    lines = (
-        [u.encode("utf-8", "surrogateescape") for u in args.urls]
-        if stream is None
-        else (stream.read().split(sep))
-    )
-    close_input(stream)
-    if lines and not lines[-1] and stream is not None:
-        lines.pop()  # the separator after the last line
+    lines, cut = _surt_lines(args, stream, sep)
     output, bad = Output(args.output), 0
     for number, raw in enumerate(lines, 1):
         text = raw.decode("utf-8", "surrogateescape").strip(" \t\r\n")
@@ -277,11 +270,29 @@ def _surt_keys(args: argparse.Namespace, policy: Policy, stream: IO[bytes] | Non
                 continue
             key = text
         output.write(key.encode("utf-8", "surrogateescape") + sep)
+    if cut is not None:  # a gzip input cut short: the line it goes through is a bad line
+        bad += 1
+        sys.stderr.write(f"urlsan canon: line {len(lines) + 1}: {cut}\n")
     try:
         output.close()
     except OutputError as e:
         return _fail(f"cannot write {output.shown}: {e}", EXIT_WRITE_ERROR, output)
     return EXIT_BAD_LINES if bad else EXIT_OK
+
+
+def _surt_lines(
+    args: argparse.Namespace, stream: IO[bytes] | None, sep: bytes
+) -> tuple[list[bytes], str | None]:
+    """The lines ``--key surt`` keys, and why the input stopped early (a gzip file cut short)."""
+    if stream is None:
+        return [u.encode("utf-8", "surrogateescape") for u in args.urls], None
+    try:
+        reader = BlockReader(stream, sep=sep, max_bytes=sys.maxsize)  # no line is too long here
+        lines = b"".join(block.data for block in reader).split(sep)
+    finally:
+        close_input(stream)
+    lines.pop()  # each line ends with the separator: the last piece is empty
+    return lines, reader.cut
 
 
 def _open_input(source: str) -> IO[bytes]:

@@ -151,6 +151,9 @@ def test_a_gzip_input_cut_short(urlsan: RunUrlsan, tmp_path: Path, jobs: str) ->
     assert r.lines == [f"http://a/{i}/x" for i in range(whole_lines)]
     assert f"{source}:{whole_lines + 1}: the gzip data ends here, cut short or corrupt" in r.err
     assert r.err.endswith(f"stopped at bad line {whole_lines + 1}\n")
+    keys = urlsan("canon", "--key", "surt", "-i", str(source))
+    assert keys.status == EXIT_BAD_LINES and len(keys.lines) == whole_lines
+    assert f"line {whole_lines + 1}: the gzip data ends here" in keys.err
 
 
 @pytest.mark.parametrize(
