@@ -118,6 +118,11 @@ NEEDING = {
 }
 
 
+def test_every_optional_reader_is_tested() -> None:
+    assert set(NEEDING) == set(sources.NEEDS) and set(sources.NEEDS) <= set(sources.FORMATS)
+    assert all(NEEDING[fmt][0] == need.module for fmt, need in sources.NEEDS.items())
+
+
 @pytest.mark.parametrize("named", [False, True], ids=["detected", "named"])
 @pytest.mark.parametrize("fmt", sorted(NEEDING))
 def test_a_reader_not_installed(tmp_path: Path, fmt: str, named: bool) -> None:
