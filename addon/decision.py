@@ -4,7 +4,7 @@ The addon (`urlsan.addon.sanitizer`) applies an `Outcome` to a live flow; ``urls
 the record of the same `Outcome` for a recorded request.  Both ask this module, so that a request
 read back from a recording gets the record the proxy wrote for it (but for the time, and the
 client's port where the recording has another).  No mitmproxy here: a request is a plain
-`Request` value (`urlsan.audit.sources.Request`), and the work runs in a worker process too.
+`Request` value (`urlsan.audit.traffic.Request`), and the work runs in a worker process too.
 
 The actions, in the order they are decided:
 
@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 
 from ..audit import record as audit_record
 from ..audit.record import MAX_EDITS, MAX_TEXT
-from ..audit.sources import Request
+from ..audit.traffic import Request
 from ..core import Edit, Finding, InvalidTarget, Policy
 from ..core import backends as servers
 from ..core.options import OptionNames, policy_from_options

@@ -8,11 +8,9 @@ Every request is decided as the proxy decides it (`urlsan.addon.decision`; in
 from __future__ import annotations
 
 import argparse
-import gzip
-import importlib.util
 import sys
 from collections.abc import Callable
-from typing import IO, Any, cast
+from typing import IO, Any
 
 from ..addon import decision
 from ..audit import record, sources
@@ -140,20 +138,22 @@ def _open(path: str, fmt: str) -> tuple[IO[bytes], str]:
         stream = sources.open_source(path)
     except OSError as e:
         raise UsageError(f"cannot read {path}: {e.strerror or e}") from None
-    try:
-        found = sources.detect(stream) if fmt == "auto" else fmt
-    except (EOFError, gzip.BadGzipFile) as e:  # a .gz torn or corrupt within its first bytes
-        close_input(stream)
-        raise UsageError(f"cannot read {path}: {e}") from None
+    found = sources.detect(stream) if fmt == "auto" else fmt
     if found is None:
+        if sources.compressed_file(stream) is not stream:
+            stream.read(1 << 16)  # a .gz cut short may say so a little further on
         close_input(stream)
+        cut = sources.gzip_cut(stream)
+        if cut is not None:  # a .gz torn within its first bytes: too little to know it by
+            raise UsageError(f"{path}: {cut}: too little to tell the format by (use --format)")
         raise UsageError(
-            f"{path}: not a mitmproxy flow file, a HAR file or an access log in the combined "
-            "format (use --format to say which)"
+            f"{path}: not a format urlsan audit reads ({', '.join(sources.FORMATS)}; "
+            "use --format to say which)"
         )
-    if found == "flows" and importlib.util.find_spec("mitmproxy") is None:
+    missing = sources.missing_reader(found)
+    if missing is not None:
         close_input(stream)
-        raise UsageError(f"{path}: {sources.FLOWS_NEED}")
+        raise UsageError(f"{path}: {missing}")
     return stream, found
 
 
@@ -177,8 +177,11 @@ def _audit_file(
                 write(record.serialize(rec, auditor.redactor))
                 tally.records += 1
             progress.update(tally.requests)
-    except (EOFError, gzip.BadGzipFile, UnicodeDecodeError) as e:
-        # A torn or corrupt .gz: what was read counts, the rest of this file cannot be found.
+    except BrokenPipeError:
+        raise  # the reader of standard output went away: main's to handle
+    except (EOFError, OSError, UnicodeDecodeError) as e:
+        # An input that fails under its reader (a read error of the disk, a pipe): what was
+        # read counts, the rest of this file cannot be found.
         tally.bad(sources.Unreadable(name, f"cannot read further: {e}"))
 
 
@@ -205,10 +208,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
     try:
         try:
             for path, stream, fmt in opened:
-                inner = getattr(stream, "raw", None)  # progress of a .gz in compressed bytes
-                size, position = input_size(
-                    cast(IO[bytes], inner) if isinstance(inner, gzip.GzipFile) else stream
-                )
+                # A .gz's progress in compressed bytes: the only size known in advance.
+                size, position = input_size(sources.compressed_file(stream))
                 enabled = not args.no_progress and isatty(err)
                 progress = Progress(err, size, position, enabled=enabled)
                 name = "<stdin>" if path == "-" else path

@@ -18,7 +18,7 @@ from .blocks import Block, Done, Entry
 from .formats import Mode
 from .inputs import MAX_LINE_BYTES, BlockReader, arguments_block, close_input, open_input
 from .output import Output
-from .processor import OnError, Processor
+from .processor import OnError, Processor, digest
 from .progress import Progress, input_size
 from .status import (
     EXIT_BAD_LINES,
@@ -224,6 +224,8 @@ def cmd_canon(args: argparse.Namespace) -> int:
     try:
         blocks, processor = _blocks(args, stream), _processor(args, policy, name)
         session.run(blocks, processor, _jobs_for(args), _read_share(stream))
+        if isinstance(blocks, BlockReader) and blocks.cut is not None:
+            session.cut(blocks.cut)  # a bad line: the run's status is 3
     except OutputError as e:
         return _fail(f"cannot write {output.shown}: {e}", EXIT_WRITE_ERROR, output)
     except WorkerDied:
@@ -250,14 +252,7 @@ def _surt_keys(args: argparse.Namespace, policy: Policy, stream: IO[bytes] | Non
             "--key surt writes keys only: not with --json, --diff, --check, --dedupe or --jobs"
         )
     sep = b"\0" if args.null else b"\n"
-    lines = (
-        [u.encode("utf-8", "surrogateescape") for u in args.urls]
-        if stream is None
-        else (stream.read().split(sep))
-    )
-    close_input(stream)
-    if lines and not lines[-1] and stream is not None:
-        lines.pop()  # the separator after the last line
+    lines, cut = _surt_lines(args, stream, sep)
     output, bad = Output(args.output), 0
     for number, raw in enumerate(lines, 1):
         text = raw.decode("utf-8", "surrogateescape").strip(" \t\r\n")
@@ -275,11 +270,29 @@ def _surt_keys(args: argparse.Namespace, policy: Policy, stream: IO[bytes] | Non
                 continue
             key = text
         output.write(key.encode("utf-8", "surrogateescape") + sep)
+    if cut is not None:  # a gzip input cut short: the line it goes through is a bad line
+        bad += 1
+        sys.stderr.write(f"urlsan canon: line {len(lines) + 1}: {cut}\n")
     try:
         output.close()
     except OutputError as e:
         return _fail(f"cannot write {output.shown}: {e}", EXIT_WRITE_ERROR, output)
     return EXIT_BAD_LINES if bad else EXIT_OK
+
+
+def _surt_lines(
+    args: argparse.Namespace, stream: IO[bytes] | None, sep: bytes
+) -> tuple[list[bytes], str | None]:
+    """The lines ``--key surt`` keys, and why the input stopped early (a gzip file cut short)."""
+    if stream is None:
+        return [u.encode("utf-8", "surrogateescape") for u in args.urls], None
+    try:
+        reader = BlockReader(stream, sep=sep, max_bytes=sys.maxsize)  # no line is too long here
+        lines = b"".join(block.data for block in reader).split(sep)
+    finally:
+        close_input(stream)
+    lines.pop()  # each line ends with the separator: the last piece is empty
+    return lines, reader.cut
 
 
 def _open_input(source: str) -> IO[bytes]:
@@ -370,6 +383,10 @@ class _Session:
         self.on_error = OnError(args.on_error)
         self.checking = bool(args.check)
         self.seen: dict[bytes, int] = {}
+        # --dedupe --on-error pass: the bad lines passed through, by their output's digest.  A
+        # bad line is deduplicated as any other output: a blank line is written once, not once
+        # per blank line, and so is each repeated bad input.
+        self.passed: set[bytes] = set()
         self.total = self.valid = self.changed = self.offenders = self.collapsed = 0
         self.bad = 0
         self.stopped_at: int | None = None  # --on-error fail: the bad line that stopped the run
@@ -414,7 +431,8 @@ class _Session:
                 self.output.write(b"".join(out))
                 out = []
                 self._bad_line(e.number, e.shown)
-                out.append(e.out if self.raw else safe_bytes(e.out))
+                if e.out and self._first_pass(e.out):
+                    out.append(e.out if self.raw else safe_bytes(e.out))
                 continue
             first = self.seen.get(e.key)
             if first is None:
@@ -427,6 +445,20 @@ class _Session:
                 self.offenders += 1
                 out.append(self._duplicate(e, first))
         self.output.write(b"".join(out))
+
+    def cut(self, reason: str) -> None:
+        """The input stopped inside the line after the last one read (a gzip file cut short):
+        a bad line, where the run stopped."""
+        self._bad_line(self.total + 1, reason)
+        self.stopped_at = self.total + 1
+
+    def _first_pass(self, out: bytes) -> bool:
+        """Whether a bad line's output is written for the first time (and is now)."""
+        key = digest(out.decode("utf-8", "surrogateescape"))
+        if key in self.passed:
+            return False
+        self.passed.add(key)
+        return True
 
     def _duplicate(self, e: Entry, first: int) -> bytes:
         if self.args.json:
@@ -478,5 +510,7 @@ class _Session:
         elif self.bad:
             skipped = self.on_error is OnError.SKIP or args.diff or args.check
             fate = "skipped" if skipped else "passed through"
+            if args.dedupe and not skipped:  # each distinct bad line once
+                fate = f"({len(self.passed):,} distinct) passed through"
             summary.append(f"{self.bad:,} bad line{'s' * (self.bad != 1)} {fate}")
         return summary
