@@ -17,6 +17,7 @@ reach the request line).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import difflib
 import functools
 import json
@@ -161,6 +162,8 @@ class UrlSanitizer:
     def __init__(self) -> None:
         self.settings = parse_settings("rewrite", "rfc3986", "", None, DEFAULT_REDACT, "skip")
         self.log: AuditLog | None = None
+        self._created: str | None = None  # the log's path, when this addon created the file
+        self.started = False  # `running`: the proxy serves, and its log is kept
         self.actions: Counter[str] = Counter()
         self.rules: Counter[str] = Counter()
         self.errors = 0
@@ -199,6 +202,7 @@ class UrlSanitizer:
             path = ctx.options.urlsan_log
             new = None
             if path:
+                created = not os.path.lexists(path)
                 try:
                     new = AuditLog(path, self.settings.redactor)
                 except OSError as e:
@@ -210,6 +214,20 @@ class UrlSanitizer:
                 self._flush()  # the requests seen so far belong to the log they came under
                 self.log.close()
             self.log = new
+            self._created = path if new and created else None
+
+    def discard_log(self) -> None:
+        """The proxy does not start (a misspelt option, a bad value of another addon's, a port
+        in use): close the log, and remove it if this addon created it and it is empty, so that
+        a refused command line leaves nothing behind."""
+        log, created, self.log, self._created = self.log, self._created, None, None
+        if log is None:
+            return
+        log.close()
+        if created and log.path == created:
+            with contextlib.suppress(OSError):
+                if os.path.getsize(created) == 0:
+                    os.remove(created)
 
     def running(self) -> None:
         """Refuse misspelt options (mitmproxy keeps unknown ones aside, silently), then say in
@@ -217,8 +235,10 @@ class UrlSanitizer:
         mistakes = unknown_options(ctx.options.deferred, known_options(ctx.options))
         if mistakes:
             logger.error("urlsan: %s; stopping.", "; ".join(mistakes))
+            self.discard_log()
             ctx.master.shutdown()  # type: ignore[no-untyped-call]
             return
+        self.started = True
         logger.info(self.startup_line())
 
     def startup_line(self) -> str:
