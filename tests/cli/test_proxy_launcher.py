@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 import os
 import signal
+import socket
 import subprocess
 import sys
 from typing import Any
@@ -288,3 +289,16 @@ def test_a_proxy_that_ran_keeps_its_log(tmp_path: Any) -> None:
         process.send_signal(signal.SIGINT)
         process.communicate(timeout=30)
     assert (tmp_path / "x.jsonl").exists()
+
+
+def test_a_port_in_use_leaves_no_audit_log_behind(tmp_path: Any) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        argv = ["proxy", "-p", str(port), "--set", f"confdir={tmp_path / 'conf'}", *LOG_X]
+        run = subprocess.run(
+            [*urlsan_command(), *argv], cwd=tmp_path, capture_output=True, text=True, timeout=60
+        )
+    assert run.returncode != 0
+    assert not (tmp_path / "x.jsonl").exists()
