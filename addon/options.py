@@ -36,6 +36,16 @@ FRONTS = (PROXY, AUDIT, CANON)
 # names (comma-separated on the command line), FILTER a mitmproxy filter expression or none.
 TEXT, CHOICE, COUNT, SPECS, NAMES, FILTER = "text", "choice", "count", "specs", "names", "filter"
 
+# The argument a flag of each kind takes, in --help and the docs (unless `Option.metavar` says).
+_FLAG_ARGUMENTS = {
+    TEXT: "VALUE",
+    CHOICE: "NAME",
+    COUNT: "BYTES",
+    SPECS: "SPEC",
+    NAMES: "NAMES",
+    FILTER: "EXPR",
+}
+
 # What an option sets: the Policy (`urlsan.core.options.policy_from_options`), the decision's
 # other settings (`urlsan.addon.decision.settings`), the audit record (redaction), which flows
 # are decided at all, or the live proxy alone (where its log goes, what runs in a worker).
@@ -273,8 +283,9 @@ OPTIONS: tuple[Option, ...] = (
         "backends",
         NAMES,
         (),
-        "The servers behind the proxy to protect: nginx, apache, tomcat, jetty, go, go-mux, "
-        "node, werkzeug (iis, haproxy, envoy from their documentation). A request one of "
+        f"The servers behind the proxy to protect: {', '.join(backends.MEASURED)} "
+        f"({', '.join(n for n in backends.NAMES if n not in backends.MEASURED)} from their "
+        "documentation). A request one of "
         "them would route on another path than RFC 3986 reads (the reading urlsan's record "
         "and the proxy's filters see) is answered 400 in rewrite, reject and redirect "
         "modes, and recorded with the server's reading in audit mode.",
@@ -307,6 +318,13 @@ def taken_by(front: str) -> tuple[Option, ...]:
     return tuple(o for o in OPTIONS if front in o.fronts)
 
 
+def flag_argument(option: Option) -> str:
+    """The argument of ``option``'s flag, as --help shows it: ``--drop-params SPEC``."""
+    if option.kind == CHOICE and not option.metavar:
+        return "|".join(option.choices)
+    return option.metavar or _FLAG_ARGUMENTS[option.kind]
+
+
 def option_names(front: str) -> OptionNames:
     """What ``front`` calls the policy's options, for `urlsan.core.options`' messages."""
     options = [BY_NAME[n] for n in ("profile", "rules", "drop_params", "keep_params")]
@@ -327,23 +345,33 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def _markdown_default(option: Option, proxy_command: Iterable[tuple[str, str]]) -> str:
-    special = dict(proxy_command).get(option.name)
-    if special is not None:
-        return special
-    shown = shown_default(option.default)
-    if shown == "(none)":
+def _markdown_default(value: Any, brief: bool) -> str:
+    if value is None or value == "" or value == ():
         return "*(none)*"
-    if isinstance(option.default, tuple):
-        return ", ".join(option.default)
-    return f"`{shown}`"
+    if isinstance(value, tuple):
+        shown = [f"`{v}`" for v in value]
+        return ", ".join([*shown[:3], "…"] if brief and len(shown) > 4 else shown)
+    return f"`{value}`"
 
 
-def markdown_table(brief: bool = False, proxy_command: Iterable[tuple[str, str]] = ()) -> str:
+def proxy_table(brief: bool = False, defaults: Iterable[tuple[str, str]] = ()) -> str:
     """The proxy's options as a markdown table: the docs' (``brief``: the README's, one short
-    line each).  ``proxy_command`` gives the cells of defaults that ``urlsan proxy`` sets."""
+    line each).  ``defaults``: cells of the Default column that say more than the table's
+    default (``urlsan proxy`` sets urlsan_log)."""
+    special = dict(defaults)
     lines = ["| Option | Default | Meaning |", "|---|---|---|"]
     for o in taken_by(PROXY):
+        default = special.get(o.name) or _markdown_default(o.default, brief)
         meaning = o.brief if brief else (o.doc or o.help)
-        lines.append(f"| `{o.option}` | {_markdown_default(o, proxy_command)} | {_cell(meaning)} |")
+        lines.append(f"| `{o.option}` | {default} | {_cell(meaning)} |")
+    return "\n".join(lines) + "\n"
+
+
+def flags_table(front: str) -> str:
+    """The flags of ``urlsan FRONT`` that are the proxy's options, as a markdown table."""
+    lines = ["| Flag | Default | As the proxy's |", "|---|---|---|"]
+    for o in taken_by(front):
+        argument = flag_argument(o).replace("|", "\\|")
+        default = _markdown_default(o.default_for(front), brief=True)
+        lines.append(f"| `{o.flag} {argument}` | {default} | `{o.option}` |")
     return "\n".join(lines) + "\n"

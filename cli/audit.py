@@ -31,15 +31,31 @@ from .terminal import isatty
 _EXAMPLES = 5  # unreadable entries shown by place; the others only counted
 
 
+# What each format urlsan audit reads (`sources.FORMATS`, held equal by a test) is, as --help
+# and its error messages say it.
+FORMAT_TITLES: dict[str, str] = {
+    "flows": "mitmproxy flow files (mitmdump -w; needs mitmproxy)",
+    "har": "HAR files",
+    "access-log": "access logs in the combined or common format (nginx, Apache)",
+    "warc": "WARC files (needs warcio)",
+    "cdx": "CDX indexes",
+    "cdxj": "CDXJ indexes",
+}
+
+
+def _listed(items: list[str], last: str = "and") -> str:
+    return ", ".join(items[:-1]) + f" {last} {items[-1]}" if len(items) > 1 else "".join(items)
+
+
 def add_parser(sub: Any) -> None:
     audit = sub.add_parser(
         "audit",
-        help="audit recorded traffic: mitmproxy flow files, HAR, access logs",
+        help="audit recorded traffic: "
+        + ", ".join(t.split(" (")[0] for t in FORMAT_TITLES.values()),
         description="Decide every request of recorded traffic as the proxy does (in audit "
         "mode, unless --mode names another), and write the audit records it would have "
         "written (JSON Lines) for `urlsan report`. "
-        "Reads mitmproxy flow files (mitmdump -w; needs mitmproxy), HAR files and access logs "
-        "in the combined or common format (nginx, Apache); gzip is detected.",
+        f"Reads {_listed(list(FORMAT_TITLES.values()))}; gzip is detected.",
     )
     audit.add_argument("files", nargs="+", metavar="FILE", help="recorded traffic; '-': stdin")
     audit.add_argument(
@@ -120,7 +136,8 @@ def _open(path: str, fmt: str, filtered: bool) -> tuple[IO[bytes], str]:
         close_input(stream)
         raise UsageError(
             f"{path}: not a mitmproxy flow file, a HAR file or an access log in the combined "
-            "format (use --format to say which)"
+            f"format, nor another format urlsan audit reads (--format says which: "
+            f"{', '.join(sources.FORMATS)})"
         )
     if filtered and found != "flows":
         close_input(stream)

@@ -70,7 +70,8 @@ def add_parser(sub: Any) -> None:
         choices=("url", "surt"),
         default="url",
         help="write each URL's canonical form (url, default) or its SURT key, as web archives "
-        "index URLs (surt: org,archive)/index.html; see docs/archives.md)",
+        'index URLs (surt: org,archive)/index.html; see "Web archives: SURT keys" in the urlsan '
+        "documentation)",
     )
     canon.add_argument(
         "--key-profile",

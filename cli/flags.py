@@ -14,13 +14,12 @@ from ..addon.options import (
     NAMES,
     SPECS,
     Option,
+    flag_argument,
     option_names,
     shown_default,
     taken_by,
 )
 from ..core.options import OptionNames
-
-_METAVARS = {COUNT: "BYTES", SPECS: "SPEC", NAMES: "NAMES"}
 
 
 def count(text: str) -> int:
@@ -89,7 +88,7 @@ def add_flags(parser: argparse.ArgumentParser, front: str) -> None:
         if option.kind == CHOICE and not option.metavar:
             kwargs["choices"] = option.choices
         else:  # a choice with a metavar is checked where its value is read (--profile: Policy)
-            kwargs["metavar"] = option.metavar or _METAVARS.get(option.kind, "VALUE")
+            kwargs["metavar"] = flag_argument(option)
         if option.kind == COUNT:
             kwargs["type"] = count
         parser.add_argument(option.flag, **kwargs)
