@@ -223,12 +223,14 @@ OPTIONS: tuple[Option, ...] = (
         "redact",
         NAMES,
         DEFAULT_REDACT,
-        "Query parameter names (any case) whose values are masked in the audit log. "
+        "Query parameter names (any case, comma-separated) whose values are masked in the "
+        "audit log. "
         "Setting it replaces the default list. Userinfo passwords are always masked.",
         frozenset({PROXY, AUDIT}),
         RECORD,
         "query parameters whose values the log masks",
-        doc="Query parameter names (any case, compared after %-decoding) whose values are "
+        doc="Query parameter names (any case, compared after %-decoding; comma-separated) whose "
+        "values are "
         "written as `***` in the audit log. Setting the option replaces the list. Userinfo "
         "passwords are always masked.",
     ),

@@ -138,7 +138,10 @@ def parse_settings(
             flt = flowfilter.parse(filter_expr)
         except ValueError as e:
             raise ValueError(f"urlsan_filter: {e}") from e
-    return Settings(decided, flt, Redactor.of(redact), max_inline)
+    # Names as `urlsan audit --redact` takes them, and as urlsan_backends is read: comma-separated
+    # (--set urlsan_redact=a,b is two names, as it is in config.yaml's list).
+    names = [name for value in redact for name in value.split(",")]
+    return Settings(decided, flt, Redactor.of(names), max_inline)
 
 
 def unknown_options(names: Iterable[str], known: Iterable[str]) -> list[str]:

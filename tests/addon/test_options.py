@@ -95,3 +95,17 @@ def test_a_front_end_default_differs_only_where_declared() -> None:
     assert mode.default_for(PROXY) == "rewrite" and mode.default_for(AUDIT) == "audit"
     assert all(o.default_for(CANON) == o.default for o in OPTIONS if o.name != "mode")
     assert isinstance(OPTIONS[0], Option)
+
+
+def test_names_are_comma_separated_in_the_proxy_as_on_the_command_line() -> None:
+    """--set urlsan_redact=a,b is two names, as urlsan audit --redact a,b is."""
+    pytest.importorskip("mitmproxy")
+    from mitmproxy.test import taddons
+
+    from urlsan.addon.sanitizer import UrlSanitizer
+
+    addon = UrlSanitizer()
+    with taddons.context(addon) as tctx:
+        tctx.options.set("urlsan_redact=x,B", "urlsan_backends=nginx,tomcat")
+        assert addon.settings.redactor.names == frozenset({"x", "b"})
+        assert addon.settings.decision.backends == ("nginx", "tomcat")

@@ -139,7 +139,7 @@ VALUES = {
     "drop_params": "example.com:b,utm_*",
     "keep_params": "example.com:a,x",
     "filter": "!~u admin",
-    "redact": "x",
+    "redact": "x,b",  # two names, in both
     "signed": "rewrite",
     "max_target": "40",
     "backends": "nginx,tomcat",
