@@ -19,9 +19,18 @@ from ..audit.redact import DEFAULT_REDACT
 from ..core import backends
 from ..core.options import OptionNames
 from ..core.policy import PROFILES
-from .decision import MAX_INLINE, MAX_TARGET, MODES, SIGNED
 
 PREFIX = "urlsan_"
+
+# The values of the options that `urlsan.addon.decision` reads (and imports from here, so that the
+# command line reads this table without importing the decision).
+MODES: tuple[str, ...] = ("rewrite", "audit", "reject", "redirect")
+SIGNED: tuple[str, ...] = ("skip", "rewrite")
+MAX_INLINE = 8 * 1024  # bytes: what browsers and servers accept (see the addon's worker)
+# Bytes: eight times the request line nginx (8 KiB) and Apache (8,190 bytes) accept by default,
+# so real targets are canonicalized; a longer one is hostile or broken, and its canonical form
+# (up to three times as long) would cost the event loop to forward.
+MAX_TARGET = 64 * 1024
 
 # The front ends: mitmproxy's options (so `urlsan proxy --set`, mitmdump -s, mitmweb's :set),
 # and the flags of two subcommands.

@@ -40,8 +40,22 @@ from ..audit.record import MAX_TEXT
 from ..audit.redact import DEFAULT_REDACT, Redactor
 from ..core import Finding, Policy
 from . import decision
-from .decision import MAX_INLINE, MAX_TARGET, MODES, SIGNED, TOO_LONG, Outcome, Request
-from .options import CHOICE, COUNT, FILTER, NAMES, PREFIX, PROXY, SPECS, TEXT, taken_by
+from .decision import TOO_LONG, Outcome, Request
+from .options import (
+    CHOICE,
+    COUNT,
+    FILTER,
+    MAX_INLINE,
+    MAX_TARGET,
+    MODES,
+    NAMES,
+    PREFIX,
+    PROXY,
+    SIGNED,
+    SPECS,
+    TEXT,
+    taken_by,
+)
 from .target import Checked, lower_priority, wire_safe
 
 __all__ = [
