@@ -3,7 +3,7 @@ and what it sets.
 
 The proxy's ``urlsan_*`` options (`UrlSanitizer.load`), the flags of ``urlsan audit`` and
 ``urlsan canon`` (`urlsan.cli.flags`), ``urlsan proxy --help`` and the options tables of the
-documentation (`markdown_table`) are all derived from `OPTIONS`.  Pure data: no mitmproxy and no
+documentation (`proxy_table`, `flags_table`) are all derived from `OPTIONS`.  Pure data: no mitmproxy and no
 argparse here, so that the addon and the command line both read it.
 
 A front end names an option its own way: the proxy ``urlsan_drop_params`` (mitmproxy's
@@ -12,7 +12,8 @@ convention, an addon's options prefixed with its name), the command line ``--dro
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from ..audit.redact import DEFAULT_REDACT
@@ -42,7 +43,8 @@ FRONTS = (PROXY, AUDIT, CANON)
 # What an option's value is, which each front end reads its own way (`urlsan.cli.flags`,
 # `UrlSanitizer.load`): TEXT a string, CHOICE one of `Option.choices`, COUNT a whole number
 # (bytes), SPECS parameter specs ('[HOST:]NAME[,NAME...]', the commas inside one spec), NAMES
-# names (comma-separated on the command line), FILTER a mitmproxy filter expression or none.
+# names (comma-separated, in the proxy as on the command line), FILTER a mitmproxy filter
+# expression or none.
 TEXT, CHOICE, COUNT, SPECS, NAMES, FILTER = "text", "choice", "count", "specs", "names", "filter"
 
 # The argument a flag of each kind takes, in --help and the docs (unless `Option.metavar` says).
@@ -321,7 +323,7 @@ OPTIONS: tuple[Option, ...] = (
     ),
 )
 
-BY_NAME: dict[str, Option] = {o.name: o for o in OPTIONS}
+BY_NAME: Mapping[str, Option] = MappingProxyType({o.name: o for o in OPTIONS})
 
 
 def taken_by(front: str) -> tuple[Option, ...]:
