@@ -3,8 +3,8 @@ and what it sets.
 
 The proxy's ``urlsan_*`` options (`UrlSanitizer.load`), the flags of ``urlsan audit`` and
 ``urlsan canon`` (`urlsan.cli.flags`), ``urlsan proxy --help`` and the options tables of the
-documentation (`proxy_table`, `flags_table`) are all derived from `OPTIONS`.  Pure data: no mitmproxy and no
-argparse here, so that the addon and the command line both read it.
+documentation (`proxy_table`, `flags_table`) are all derived from `OPTIONS`.  Pure data: no
+mitmproxy and no argparse here, so that the addon and the command line both read it.
 
 A front end names an option its own way: the proxy ``urlsan_drop_params`` (mitmproxy's
 convention, an addon's options prefixed with its name), the command line ``--drop-params``.
