@@ -34,21 +34,28 @@ from ..audit.traffic import Request
 from ..core import Edit, Finding, InvalidTarget, Policy
 from ..core import backends as servers
 from ..core.options import OptionNames, policy_from_options
+from .options import MAX_INLINE, MAX_TARGET, MODES, SIGNED  # the option table's values
 from .signed import detect_signature, may_carry_signature
 from .target import Checked, HostCheck, check_target, edit_rules, host_check, wire_safe
 
-__all__ = ["Checked", "Outcome", "Request", "Settings", "decide", "examine", "record", "settings"]
+__all__ = [
+    "MAX_INLINE",
+    "MAX_TARGET",
+    "MODES",
+    "SIGNED",
+    "Checked",
+    "Outcome",
+    "Request",
+    "Settings",
+    "decide",
+    "examine",
+    "record",
+    "settings",
+]
 
-MODES: tuple[str, ...] = ("rewrite", "audit", "reject", "redirect")
-SIGNED: tuple[str, ...] = ("skip", "rewrite")
 # RFC 9110 §15.4.9: a 308 makes the client repeat the method and body; only the safe methods
 # are redirected, so that a client never sends a body twice.
 REDIRECT_METHODS = frozenset({"GET", "HEAD"})
-MAX_INLINE = 8 * 1024  # bytes: what browsers and servers accept (see the addon's worker)
-# Bytes: eight times the request line nginx (8 KiB) and Apache (8,190 bytes) accept by default,
-# so real targets are canonicalized; a longer one is hostile or broken, and its canonical form
-# (up to three times as long) would cost the event loop to forward.
-MAX_TARGET = 64 * 1024
 TOO_LONG = "urlsan_max_target"  # rejected_by, for a target refused for its length alone
 BACKENDS = "urlsan_backends"  # rejected_by, for a target a protected server reads otherwise
 

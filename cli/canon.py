@@ -9,12 +9,13 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import IO, Any
 
+from ..addon.options import BY_NAME, CANON
 from ..core import Policy, backends, canonicalize
-from ..core.options import OptionNames, policy_from_options
-from ..core.policy import PROFILES
+from ..core.options import policy_from_options
 from .argtypes import jobs, positive
 from .batch import run_blocks
 from .blocks import Block, Done, Entry
+from .flags import FLAGS, add_flags, values
 from .formats import Mode
 from .inputs import MAX_LINE_BYTES, BlockReader, arguments_block, close_input, open_input
 from .output import Output
@@ -57,7 +58,7 @@ def add_parser(sub: Any) -> None:
         default="-",
         help="write to FILE (gzip if it ends in .gz; default: stdout)",
     )
-    _policy_options(canon)
+    add_flags(canon, CANON)  # --profile, --rules, --drop-params, ...: the proxy's options
     canon.add_argument(
         "--form",
         default="auto",
@@ -69,7 +70,8 @@ def add_parser(sub: Any) -> None:
         choices=("url", "surt"),
         default="url",
         help="write each URL's canonical form (url, default) or its SURT key, as web archives "
-        "index URLs (surt: org,archive)/index.html; see docs/archives.md)",
+        'index URLs (surt: org,archive)/index.html; see "Web archives: SURT keys" in the urlsan '
+        "documentation)",
     )
     canon.add_argument(
         "--key-profile",
@@ -91,14 +93,6 @@ def add_parser(sub: Any) -> None:
         "--check",
         action="store_true",
         help="list the inputs that are not canonical; exit 1 if there are any",
-    )
-    canon.add_argument(
-        "--backends",
-        metavar="NAMES",
-        default="",
-        help="comma-separated servers behind a proxy (" + ", ".join(backends.NAMES) + "): a "
-        "URL one of them would route otherwise than RFC 3986 reads its canonical form gets a "
-        "backend-divergence finding, and is an offender for --check",
     )
     canon.add_argument(
         "--dedupe",
@@ -159,41 +153,6 @@ def add_parser(sub: Any) -> None:
     canon.set_defaults(func=cmd_canon)
 
 
-def _policy_options(parser: argparse.ArgumentParser) -> None:
-    # No -p: in `urlsan proxy -p` it is mitmdump's port.
-    parser.add_argument(
-        "--profile",
-        default="rfc3986",
-        metavar="NAME",
-        help=f"rule profile: {', '.join(PROFILES)} (default: rfc3986)",
-    )
-    parser.add_argument(
-        "--rules",
-        default="",
-        metavar="SPEC",
-        help="switch rules on and off: '+merge-slashes,-remove-dot-segments'",
-    )
-    parser.add_argument(
-        "--drop-params",
-        action="append",
-        default=[],
-        metavar="SPEC",
-        help="also drop these query parameters: '[HOST:]NAME[,NAME...]', shell patterns, "
-        "any case ('utm_*', 'example.com:ref,src'); switches drop-params on; repeatable",
-    )
-    parser.add_argument(
-        "--keep-params",
-        action="append",
-        default=[],
-        metavar="SPEC",
-        help="never drop these query parameters (same form as --drop-params); repeatable",
-    )
-
-
-# The flags that name a policy, as `urlsan canon` and `urlsan audit` take them.
-FLAGS = OptionNames("--profile", "--rules", "--drop-params", "--keep-params")
-
-
 def make_policy(
     profile: str, rules: str, drop: Iterable[str] = (), keep: Iterable[str] = ()
 ) -> Policy:
@@ -205,7 +164,10 @@ def make_policy(
 
 
 def cmd_canon(args: argparse.Namespace) -> int:
-    policy = make_policy(args.profile, args.rules, args.drop_params, args.keep_params)
+    given = values(args, CANON)
+    policy = make_policy(
+        given["profile"], given["rules"], given["drop_params"], given["keep_params"]
+    )
     if args.urls and args.input:
         raise UsageError("give URLs as arguments or with -i FILE, not both")
     source = "argv" if args.urls else (args.input or "-")
@@ -335,7 +297,7 @@ def _mode(args: argparse.Namespace) -> Mode:
 
 def _processor(args: argparse.Namespace, policy: Policy, name: str) -> Processor:
     try:
-        protected = backends.parse_names(args.backends, "--backends")
+        protected = backends.parse_names(values(args, CANON)["backends"], BY_NAME["backends"].flag)
     except ValueError as e:
         raise UsageError(str(e)) from None
     if protected and not (args.check or args.json or args.diff):
@@ -499,7 +461,7 @@ class _Session:
         args = self.args
         summary = []
         if args.check:
-            servers = f" or read otherwise by {args.backends}" if args.backends else ""
+            servers = f" or read otherwise by {','.join(args.backends)}" if args.backends else ""
             summary.append(f"{self.offenders:,} of {self.valid:,} URLs not canonical{servers}")
         elif args.diff:
             summary.append(f"{self.changed:,} of {self.valid:,} URLs changed")
