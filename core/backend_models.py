@@ -8,8 +8,9 @@ documentation.  A step's argument is a string, or a frozenset of bytes for the b
 The operations, in the order a server may take them:
 
 ``refuse-raw``        refuse when the target holds one of these bytes as sent
-``split-line``        whitespace of these bytes splits the request line: trailing is dropped,
-                      inner is 400 (too many words)
+``split-line``        the request line is ``METHOD SP target SP HTTP/1.1``: these bytes separate
+                      its words, so a run of them at the end of the target (before the version)
+                      is a separator the server drops, and one inside it is 400 (too many words)
 ``refuse-raw-utf8``   refuse when the target's bytes above 0x7F are no valid UTF-8
 ``cut``               the path ends at the first of these bytes (``?``, and ``#`` for some)
 ``cut-escaped``       as ``cut``, but not within an escape (``%XX``, ``%uXXXX``)
@@ -88,8 +89,9 @@ NON_ASCII = _bytes((0x80, 0xFF))
 SLASH = frozenset(b"/")
 BACKSLASH = frozenset(b"\\")
 NUL = frozenset(b"\x00")
+SP = frozenset(b" ")
 # Python's str.split() whitespace in a Latin-1 request line: http.server sees more than three words
-PY_WHITESPACE = frozenset(b"\t\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0")
+PY_WHITESPACE = SP | frozenset(b"\t\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0")
 # Tomcat's request-target: RFC 7230 characters only (relaxedPathChars and relaxedQueryChars unset)
 TOMCAT_RAW = CONTROLS | NON_ASCII | frozenset(b'"#<>[\\]^`{|}')
 
@@ -124,6 +126,8 @@ _APACHE = "server/util.c, ap_normalize_path and ap_unescape_url; server/request.
 _TOMCAT = "org.apache.catalina.connector.CoyoteAdapter: parsePathParameters, normalize"
 _JETTY = "org.eclipse.jetty.http.HttpURI, URIUtil.decodePath and canonicalPath"
 _GO = "net/url.ParseRequestURI, (*URL).setPath"
+# A second space makes the protocol " HTTP/1.1" or "b HTTP/1.1": 400 (net/http parseRequestLine)
+_GO_LINE = "net/http.parseRequestLine: the target ends at the first SP"
 
 MODELS: dict[str, Model] = {
     m.name: m
@@ -134,6 +138,7 @@ MODELS: dict[str, Model] = {
             "1.22.1",
             True,
             (
+                Step("split-line", SP, _NGINX + ": ngx_http_parse_request_line, sw_spaces_*"),
                 Step("refuse-raw", CONTROLS, _NGINX),
                 Step("cut", "?#", _NGINX),
                 Step("decode", "nginx", _NGINX + ": %00 is 400"),
@@ -149,7 +154,7 @@ MODELS: dict[str, Model] = {
             "1.19.8",
             True,
             (
-                Step("refuse-raw", CONTROLS, _GO + ": a control byte is 400"),
+                Step("refuse-raw", CONTROLS | SP, _GO + ": a control byte is 400; " + _GO_LINE),
                 Step("cut", "?", _GO + ": no fragment in a request-target, '#' stays"),
                 Step("decode", "go", _GO + ": a bad escape is 400"),
                 Step("charset", "bytes", "a Go string holds bytes"),
@@ -162,7 +167,7 @@ MODELS: dict[str, Model] = {
             "1.19.8",
             True,
             (
-                Step("refuse-raw", CONTROLS, _GO),
+                Step("refuse-raw", CONTROLS | SP, _GO + "; " + _GO_LINE),
                 Step("cut", "?", _GO),
                 Step("decode", "go", _GO),
                 Step("merge-slashes", "", "net/http cleanPath: path.Clean"),
@@ -177,6 +182,7 @@ MODELS: dict[str, Model] = {
             "20.20.2",
             True,
             (
+                Step("split-line", SP, "llhttp: spaces before the version are skipped"),
                 Step("refuse-raw", CONTROLS | NON_ASCII, "llhttp: bytes outside the URL table"),
                 Step("cut", "?#", "parseurl: the pathname"),
                 Step("decode", "node", "decodeURIComponent: URIError is 400"),
@@ -205,7 +211,11 @@ MODELS: dict[str, Model] = {
             "2.4.71",
             True,
             (
-                Step("refuse-raw", CONTROLS | frozenset(b"#"), "server/protocol.c: 400"),
+                Step(
+                    "refuse-raw",
+                    CONTROLS | SP | frozenset(b"#"),
+                    "server/protocol.c: 400; HttpProtocolOptions Strict: one SP between words",
+                ),
                 Step("cut", "?", "apr_uri_parse"),
                 Step("leading-slashes", "", "server/protocol.c, ap_parse_uri"),
                 Step("decode", "apache-unreserved", _APACHE + ": AP_NORMALIZE_DECODE_UNRESERVED"),
@@ -223,7 +233,9 @@ MODELS: dict[str, Model] = {
             True,
             (
                 Step(
-                    "split-line", frozenset(b"\t"), "Http11InputBuffer: SP or HTAB end the target"
+                    "split-line",
+                    SP | frozenset(b"\t"),
+                    "Http11InputBuffer: SP or HTAB end the target",
                 ),
                 Step("refuse-raw", TOMCAT_RAW, "Http11InputBuffer: not a request-target char"),
                 Step("cut", "?", "Http11InputBuffer"),
@@ -246,6 +258,7 @@ MODELS: dict[str, Model] = {
             "9.4.57",
             True,
             (
+                Step("split-line", SP, "HttpParser: spaces before the version are skipped"),
                 Step("refuse-raw", CONTROLS - frozenset(b"\x7f"), "HttpParser: 400"),
                 Step("refuse-raw-utf8", "", "HttpParser: the target is UTF-8"),
                 Step("cut-escaped", "?#", _JETTY + ": the characters of an escape are its digits"),

@@ -69,6 +69,18 @@ def test_the_names_cover_the_servers_of_the_brief() -> None:
         ("/..", "apache", REFUSED),
         ("/..", "tomcat", REFUSED),
         ("/..", "go-mux", R(False, "/")),
+        # white space at the end of the target separates it from the version: dropped, and the
+        # dot segment it leaves resolved; a space inside the target is too many words
+        ("/a/b/.. ", "nginx", R(False, "/a/")),
+        ("/a/b/.. \t", "tomcat", R(False, "/a")),
+        ("/a/b/..  ", "jetty", R(False, "/a/")),
+        ("/a/b/.. ", "node", R(False, "/a/b/..")),
+        ("/a/b/..\x0c ", "werkzeug", R(False, "/a/b/..")),
+        ("/a/b/.. ", "apache", REFUSED),
+        ("/a/b/.. ", "go-mux", REFUSED),
+        ("/a/b/..\t", "nginx", REFUSED),
+        ("/a b/..", "nginx", REFUSED),
+        ("/a b/..", "tomcat", REFUSED),
     ],
 )
 def test_the_known_bypasses_read_as_the_servers_read_them(
