@@ -26,7 +26,19 @@ import urllib.parse
 from collections.abc import Callable, Iterator, Sequence
 from typing import NamedTuple
 
-from .backend_models import DECODERS, DOTS, MODELS, OPTIONS, Decoder, Dots, Model, Step
+from .backend_models import (
+    CUSTOM,
+    DECODERS,
+    DOTS,
+    MODELS,
+    OPTIONS,
+    TRAITS,
+    Decoder,
+    Dots,
+    Model,
+    Step,
+    custom,
+)
 from .result import Finding
 
 NAMES: tuple[str, ...] = tuple(MODELS)
@@ -61,13 +73,21 @@ def plain(target: bytes) -> bool:
 
 def model(name: str, **settings: str) -> Model:
     """Server ``name``'s model, with ``settings`` (`backend_models.OPTIONS`) other than its
-    defaults: ``model("nginx", merge_slashes="off")``."""
-    base = MODELS.get(name)
-    if base is None:
-        raise ValueError(f"unknown server {name!r}: one of {', '.join(NAMES)}")
+    defaults: ``model("nginx", merge_slashes="off")``; or the model of a trait spec
+    (``"custom:decode,merge-slashes,dots-clamp"``: `backend_models.TRAITS` in order)."""
+    base = MODELS.get(name) or _resolved(name)
     if not settings:
         return base
     return _configured(name, tuple(sorted(settings.items())))
+
+
+@functools.lru_cache(maxsize=64)
+def _resolved(name: str) -> Model:
+    if name.startswith(CUSTOM):
+        return custom(tuple(t.strip() for t in name[len(CUSTOM) :].split(",") if t.strip()))
+    raise ValueError(
+        f"unknown server {name!r}: one of {', '.join(NAMES)}, or {CUSTOM}TRAIT,TRAIT,..."
+    )
 
 
 @functools.lru_cache(maxsize=64)
@@ -101,7 +121,7 @@ def read(target: str | bytes, name: str, **settings: str) -> Reading:
     ``target`` is the request-target as sent (str: its UTF-8 bytes).  The path is text: bytes
     that are no UTF-8 as the server maps them (`backend_models`, the ``charset`` step).
     """
-    chosen = model(name, **settings) if settings else MODELS.get(name) or model(name)
+    chosen = model(name, **settings)
     raw = _origin_form(target)
     if plain(raw):
         return Reading(False, raw.partition(b"?")[0].decode("ascii"))
@@ -122,13 +142,7 @@ def readings(target: str | bytes, names: tuple[str, ...] = NAMES) -> dict[str, R
     if plain(raw):
         same = Reading(False, raw.partition(b"?")[0].decode("ascii"))
         return dict.fromkeys(names, same)
-    out = {}
-    for name in names:
-        chosen = MODELS.get(name)
-        if chosen is None:
-            raise ValueError(f"unknown server {name!r}: one of {', '.join(NAMES)}")
-        out[name] = walk(raw, chosen)
-    return out
+    return {name: walk(raw, MODELS.get(name) or _resolved(name)) for name in names}
 
 
 class Divergence(NamedTuple):
@@ -185,13 +199,32 @@ def divergences(
 
 
 def parse_names(value: str | Sequence[str], option: str = "backends") -> tuple[str, ...]:
-    """Server names given as a list or comma-separated, each one of `NAMES`, in order, once
-    each; `ValueError` names ``option`` and the first unknown one."""
+    """Server names given as a list or comma-separated, each one of `NAMES` or a trait spec,
+    in order, once each; `ValueError` names ``option`` and the first unknown one.
+
+    A trait spec is ``custom:`` and the first trait; the items after it that are no server
+    name are its further traits (``nginx,custom:decode,merge-slashes,tomcat``).  It is given
+    back as one name, ``custom:decode,merge-slashes``, which `read` and `model` take."""
     items = value.split(",") if isinstance(value, str) else [n for v in value for n in v.split(",")]
-    names = tuple(dict.fromkeys(n.strip() for n in items if n.strip()))
-    unknown = [n for n in names if n not in NAMES]
-    if unknown:
-        raise ValueError(f"{option}: unknown server {unknown[0]!r}; choose from {', '.join(NAMES)}")
+    entries: list[list[str]] = []
+    for item in (n.strip() for n in items if n.strip()):
+        if item in NAMES or item.startswith(CUSTOM) or not entries:
+            entries.append([item])
+        elif entries[-1][0].startswith(CUSTOM):
+            entries[-1].append(item)
+        else:
+            entries.append([item])
+    names = tuple(dict.fromkeys(",".join(e) for e in entries))
+    for name in names:
+        if name not in NAMES and not name.startswith(CUSTOM):
+            raise ValueError(
+                f"{option}: unknown server {name!r}; choose from {', '.join(NAMES)}, "
+                f"or {CUSTOM}TRAIT,TRAIT,... (traits: {', '.join(TRAITS)})"
+            )
+        try:
+            model(name)
+        except ValueError as e:
+            raise ValueError(f"{option}: {e}") from None
     return names
 
 
@@ -491,6 +524,10 @@ def _dots(path: bytes, step: Step, raw: bytes) -> bytes:
     return result
 
 
+def _lowercase(path: bytes, step: Step, raw: bytes) -> bytes:
+    return path.lower()
+
+
 def _charset(path: bytes, how: str) -> str:
     if how == "bytes":
         return path.decode("utf-8", "surrogateescape")
@@ -527,4 +564,5 @@ _OPS: dict[str, Callable[[bytes, Step, bytes], bytes]] = {
     "refuse-dot-param": _refuse_dot_param,
     "decode": _decode,
     "dots": _dots,
+    "lowercase": _lowercase,
 }

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from urlsan.core import backend_models as backends_models
 from urlsan.core import backends
 from urlsan.core.backend_models import MODELS
 
@@ -198,3 +199,65 @@ def test_the_servers_page_lists_every_model_with_its_version_and_kind() -> None:
         row = f"| `{model.name}` | "
         line = next((ln for ln in page.splitlines() if ln.startswith(row)), "")
         assert f"| {model.version} | {kind} |" in line, model.name
+
+
+# --- traits: the models as combinations of named steps, and a user's own combination
+
+
+@pytest.mark.parametrize("name", backends.NAMES)
+def test_the_traits_of_a_model_read_as_the_model_does(name: str) -> None:
+    # What a user writes as custom:TRAITS reads as the server whose traits they are.
+    spec = backends_models.CUSTOM + ",".join(MODELS[name].traits)
+    for target in corpus()[::7]:
+        assert backends.read(target, spec) == backends.read(target, name), (target, spec)
+
+
+def test_a_trait_spec_reads_in_the_order_given() -> None:
+    tomcat_like = "custom:strip-params,decode,dots-refuse"
+    assert backends.read("/a/..;/b", tomcat_like) == R(False, "/b")
+    assert backends.read("/a/..;/b", "custom:decode,dots-refuse,strip-params") == R(
+        False, "/a/../b"
+    )
+    # a trait twice is a step taken twice: decoded twice, "%252e" is a dot
+    assert backends.read("/a/%252e%252e/b", "custom:decode,decode,dots-refuse") == R(False, "/b")
+    assert backends.read("/a/%252e%252e/b", "custom:decode,dots-refuse") == R(False, "/a/%2e%2e/b")
+    # no '#' cut: kept in the path; no charset trait: bytes kept
+    assert backends.read("/a#b/%ff", "custom:decode") == R(False, "/a#b/\udcff")
+    assert backends.read("/Admin/%41", "custom:decode,lowercase") == R(False, "/admin/a")
+    assert backends.read("/a/ ", "custom:refuse-sp,decode") == REFUSED
+
+
+def test_a_trait_spec_is_one_entry_of_urlsan_backends() -> None:
+    value = "nginx,custom:strip-params,decode,dots-refuse,tomcat"
+    names = backends.parse_names(value, "urlsan_backends")
+    assert names == ("nginx", "custom:strip-params,decode,dots-refuse", "tomcat")
+    found = backends.divergences("/a/..;/b", names)
+    assert [d.server for d in found] == ["custom:strip-params,decode,dots-refuse", "tomcat"]
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("custom:decode,merge-slash", "urlsan_backends: unknown trait 'merge-slash': one of"),
+        ("custom:", "urlsan_backends: custom: names no trait"),
+        ("nginx,dcode", "urlsan_backends: unknown server 'dcode'"),
+    ],
+)
+def test_an_unknown_trait_is_a_clear_error(value: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        backends.parse_names(value, "urlsan_backends")
+
+
+def test_every_trait_is_documented_on_the_servers_page() -> None:
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "backends.md").read_text()
+    rows = {
+        ln.split("|")[1].strip().strip("`"): ln for ln in page.splitlines() if ln.startswith("| `")
+    }
+    for name, trait in backends_models.TRAITS.items():
+        assert name in rows and trait.means in rows[name], name
+    lines = page.splitlines()
+    for model in MODELS.values():
+        traits = ", ".join(f"`{t}`" for t in model.traits)
+        assert f"| `{model.name}` | {traits} |" in lines, model.name
