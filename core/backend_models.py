@@ -13,6 +13,7 @@ The operations, in the order a server may take them:
 ``split-line``        the request line is ``METHOD SP target SP HTTP/1.1``: these bytes separate
                       its words, so a run of them at the end of the target (before the version)
                       is a separator the server drops, and one inside it is 400 (too many words)
+``refuse-high-haproxy`` HAProxy's scan of the target (`backends._refuse_high_haproxy`)
 ``refuse-raw-utf8``   refuse when the target's bytes above 0x7F are no valid UTF-8
 ``cut``               the path ends at the first of these bytes (``?``, and ``#`` for some)
 ``cut-escaped``       as ``cut``, but not within an escape (``%XX``, ``%uXXXX``)
@@ -162,6 +163,10 @@ TRAITS: dict[str, Trait] = {
         Step("refuse-raw", RFC7230_DELIMS),
         "a raw '\"', '#', '<', '>', '[', '\\', ']', '^', '{', '}', backquote or bar is 400",
     ),
+    "refuse-high-haproxy": Trait(
+        Step("refuse-high-haproxy"),
+        "a raw byte above 0x7E is 400, unless in the words HAProxy's fast scan skips",
+    ),
     "refuse-invalid-utf8": Trait(
         Step("refuse-raw-utf8"), "raw bytes above 0x7F that are no UTF-8 are 400"
     ),
@@ -292,6 +297,11 @@ _TOMCAT = "org.apache.catalina.connector.CoyoteAdapter: parsePathParameters, nor
 _TOMCAT_LINE = "Http11InputBuffer.parseRequestLine: SP or HTAB end the target"
 _JETTY = "org.eclipse.jetty.http.HttpURI, URIUtil.decodePath and canonicalPath"
 _GO = "net/url.ParseRequestURI, (*URL).setPath"
+_HAPROXY_LINE = "src/h1.c, h1_parse_msg_hdrs: spaces and tabs before the version are skipped"
+# h1_parse_msg_rquri skips the target's first 4-byte words while its arithmetic test passes,
+# which lets some bytes above 0x7E through there; past them every such byte is 400
+_HAPROXY_SCAN = "src/h1.c, h1_parse_msg_rquri: the HA_UNALIGNED_LE speedup, then char by char"
+_HAPROXY_RAW = "src/h1.c: a byte outside the URI table is 400 (accept-invalid-http-request off)"
 # A second space makes the protocol " HTTP/1.1" or "b HTTP/1.1": 400
 _GO_LINE = "net/http.parseRequestLine: the target ends at the first SP"
 
@@ -430,6 +440,39 @@ MODELS: dict[str, Model] = {
             ("dots-refuse", _JETTY + ": canonicalPath; above the root is 400"),
             ("charset-utf16", "URIUtil.decodePath: not UTF-8, then ISO-8859-1"),
         ),
+        _model(
+            "haproxy-path",
+            "HAProxy, the path an ACL's 'path' fetch matches",
+            "2.6.12",
+            True,
+            "none: no normalize-uri action (see 'haproxy' for all of them)",
+            ("refuse-high-haproxy", _HAPROXY_SCAN),
+            ("line-sp-tab", _HAPROXY_LINE),
+            ("refuse-c0", _HAPROXY_RAW),
+            ("refuse-hash", _HAPROXY_RAW),
+            ("cut-query", "configuration manual 7.3.6, path: up to the question mark"),
+            ("charset-bytes", "ACLs match the path still escaped"),
+        ),
+        _model(
+            "haproxy",
+            "HAProxy, http-request normalize-uri (every path normalizer)",
+            "2.6.12",
+            True,
+            "each normalizer is an http-request rule of its own (experimental in 2.6: "
+            "expose-experimental-directives); none runs unless configured; measured in the "
+            "order path-merge-slashes, percent-decode-unreserved, percent-to-uppercase, "
+            "path-strip-dot, path-strip-dotdot; path-strip-dotdot full removes '..' above the root",
+            ("refuse-high-haproxy", _HAPROXY_SCAN),
+            ("line-sp-tab", _HAPROXY_LINE),
+            ("refuse-c0", _HAPROXY_RAW),
+            ("refuse-hash", _HAPROXY_RAW),
+            ("cut-query", "configuration manual 7.3.6, path: up to the question mark"),
+            ("merge-slashes", "normalize-uri path-merge-slashes"),
+            ("decode-unreserved-lenient", "normalize-uri percent-decode-unreserved"),
+            ("uppercase-escapes", "normalize-uri percent-to-uppercase"),
+            ("dots-keep", "normalize-uri path-strip-dot, path-strip-dotdot"),
+            ("charset-bytes", "ACLs match the path still escaped"),
+        ),
         # --- read from the documentation: no such server runs here
         _model(
             "iis",
@@ -447,24 +490,6 @@ MODELS: dict[str, Model] = {
             ("dots-refuse", "http.sys: above the root is 400"),
             ("refuse-double-escape", "requestFiltering allowDoubleEscaping=false: 404.11"),
             ("charset-utf16", "http.sys EnableNonUTF8: ANSI code page (Latin-1 here)"),
-        ),
-        _model(
-            "haproxy",
-            "HAProxy, http-request normalize-uri (every path normalizer)",
-            "2.4",
-            False,
-            "each normalizer is an http-request rule of its own; none runs unless configured; "
-            "path-strip-dotdot full removes '..' above the root",
-            ("refuse-c0", "HAProxy: 400"),
-            ("refuse-del", "HAProxy: 400"),
-            ("refuse-non-ascii", "HAProxy: 400"),
-            ("refuse-hash", "HAProxy: 400"),
-            ("cut-query", "the path sample fetch"),
-            ("merge-slashes", "normalize-uri path-merge-slashes"),
-            ("decode-unreserved-lenient", "normalize-uri percent-decode-unreserved"),
-            ("uppercase-escapes", "normalize-uri percent-to-uppercase"),
-            ("dots-keep", "normalize-uri path-strip-dot, path-strip-dotdot"),
-            ("charset-bytes", "ACLs match the path still escaped"),
         ),
         _model(
             "envoy",

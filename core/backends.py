@@ -286,6 +286,29 @@ def _split_line(path: bytes, step: Step, raw: bytes) -> bytes:
     return path[:end]
 
 
+# What follows the target on a request line HAProxy reads words of: the version.
+_AFTER_TARGET = b" HTTP/1.1\r\n"
+
+
+def _refuse_high_haproxy(path: bytes, step: Step, raw: bytes) -> bytes:
+    """HAProxy 2.6's h1_parse_msg_rquri: while four bytes remain, the little-endian word at
+    the scan is skipped if ``w - 0x24242424`` has no byte's top bit set and ``w - 0x7f7f7f7f``
+    (both subtractions of the whole word, with borrows) has one; the rest is read byte by
+    byte, where a byte above 0x7E is 400.  (A byte below 0x24 always ends the skip.)"""
+    line = path + _AFTER_TARGET
+    i = 0
+    while i + 4 <= len(line):
+        x = (int.from_bytes(line[i : i + 4], "little") - 0x24242424) & 0xFFFFFFFF
+        if x & 0x80808080:
+            break
+        if not ((x - 0x5B5B5B5B) & 0xFFFFFFFF) & 0x80808080:
+            break
+        i += 4
+    if any(c > 0x7E for c in path[i:]):
+        raise _Refused
+    return path
+
+
 def _refuse_raw_utf8(path: bytes, step: Step, raw: bytes) -> bytes:
     try:
         path.decode("utf-8")
@@ -550,6 +573,7 @@ _JETTY_DECODE = Step("decode", "jetty")
 _OPS: dict[str, Callable[[bytes, Step, bytes], bytes]] = {
     "refuse-raw": _refuse_raw,
     "refuse-raw-utf8": _refuse_raw_utf8,
+    "refuse-high-haproxy": _refuse_high_haproxy,
     "split-line": _split_line,
     "cut": _cut,
     "cut-escaped": _cut_escaped,
