@@ -297,6 +297,9 @@ _TOMCAT = "org.apache.catalina.connector.CoyoteAdapter: parsePathParameters, nor
 _TOMCAT_LINE = "Http11InputBuffer.parseRequestLine: SP or HTAB end the target"
 _JETTY = "org.eclipse.jetty.http.HttpURI, URIUtil.decodePath and canonicalPath"
 _GO = "net/url.ParseRequestURI, (*URL).setPath"
+# Caddy 2.6 matches paths on r.URL.Path cleaned (modules/caddyhttp/matchers.go, cleanPath:
+# path.Clean, a trailing slash kept) so that "/a/../admin" cannot slip past a path matcher
+_CADDY = "modules/caddyhttp/matchers.go: MatchPath and MatchPathRE match cleanPath(r.URL.Path)"
 _HAPROXY_LINE = "src/h1.c, h1_parse_msg_hdrs: spaces and tabs before the version are skipped"
 # h1_parse_msg_rquri skips the target's first 4-byte words while its arithmetic test passes,
 # which lets some bytes above 0x7E through there; past them every such byte is 400
@@ -439,6 +442,34 @@ MODELS: dict[str, Model] = {
             ("jetty-params", _JETTY + ": HttpURI.parse"),
             ("dots-refuse", _JETTY + ": canonicalPath; above the root is 400"),
             ("charset-utf16", "URIUtil.decodePath: not UTF-8, then ISO-8859-1"),
+        ),
+        _model(
+            "caddy",
+            "Caddy, what a handler sees ({http.request.uri.path})",
+            "2.6.2",
+            True,
+            "none",
+            ("refuse-c0", _GO + ": Caddy serves with Go's net/http"),
+            ("refuse-del", _GO),
+            ("refuse-sp", _GO_LINE),
+            ("cut-query", _GO + ": no fragment in a request-target, '#' stays"),
+            ("decode", _GO + ": a bad escape is 400"),
+            ("charset-bytes", "a Go string holds bytes"),
+        ),
+        _model(
+            "caddy-path",
+            "Caddy, what its path and path_regexp matchers test",
+            "2.6.2",
+            True,
+            "none",
+            ("refuse-c0", _GO + ": Caddy serves with Go's net/http"),
+            ("refuse-del", _GO),
+            ("refuse-sp", _GO_LINE),
+            ("cut-query", _GO),
+            ("decode", _GO),
+            ("merge-slashes", _CADDY),
+            ("dots-clamp-no-slash", _CADDY + "; a trailing '/' kept"),
+            ("charset-bytes", "a Go string holds bytes"),
         ),
         _model(
             "haproxy-path",

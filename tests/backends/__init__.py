@@ -6,7 +6,7 @@ temporary directory (never the system's service), sends every target on a fresh 
 and requires the model to agree on every one: refused or not, and the path.
 
 What each server reports, and how the test reads it (tests/harness: echo, nginx_echo, apache,
-go, node, wsgi_echo, servlet, haproxy):
+go, node, wsgi_echo, servlet, caddy, haproxy):
 
 nginx 1.22 (Debian's nginx)
     ``return 200 "$uri"``: the decoded, normalized path its locations match, as bytes.
@@ -26,6 +26,9 @@ Go 1.19 (Debian's golang-go)
 Node 20 (``node``)
     apps/echo.js: ``http.createServer`` and the reading of an Express 4 router: the pathname
     (before ``?`` and ``#``) decoded by ``decodeURIComponent``, 400 when that throws.
+Caddy 2.6 (Debian's caddy)
+    ``respond "{http.request.uri.path}"``: what a handler sees (``caddy``); and the capture of
+    a ``path_regexp`` matching the whole path: what its path matchers test (``caddy-path``).
 HAProxy 2.6 (Debian's haproxy)
     ``http-request return`` of ``lf-string "%[path]"``: the path an ACL's ``path`` fetch matches,
     with no ``normalize-uri`` action (``haproxy-path``) and after all five path normalizers

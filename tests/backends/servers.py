@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tests.harness.apache import APACHE_BINARY, APACHE_MISSING, ApacheEcho
+from tests.harness.caddy import CADDY_MISSING, CaddyEcho, caddy_binary
 from tests.harness.go import GO_MISSING, GoServer, go_binary
 from tests.harness.haproxy import HAPROXY_MISSING, HAProxyEcho, haproxy_binary
 from tests.harness.nginx import NGINX_MISSING, nginx_binary
@@ -56,6 +57,11 @@ SERVERS: dict[str, tuple[Callable[..., Any], Callable[[], str]]] = {
     "go-mux": (lambda **kw: GoServer(mux=True, **kw), lambda: "" if go_binary() else GO_MISSING),
     "node": (NodeServer, lambda: "" if node_binary() else NODE_MISSING),
     "werkzeug": (WerkzeugEcho, lambda: "" if _werkzeug() else "werkzeug is not installed"),
+    "caddy": (CaddyEcho, lambda: "" if caddy_binary() else CADDY_MISSING),
+    "caddy-path": (
+        lambda **kw: CaddyEcho(matcher=True, **kw),
+        lambda: "" if caddy_binary() else CADDY_MISSING,
+    ),
     "haproxy-path": (HAProxyEcho, lambda: "" if haproxy_binary() else HAPROXY_MISSING),
     "haproxy": (
         lambda **kw: HAProxyEcho(normalize=True, **kw),
@@ -80,6 +86,7 @@ def installed_version(name: str) -> str:
     from importlib.metadata import version
 
     from tests.harness.apache import apache_version
+    from tests.harness.caddy import caddy_version
     from tests.harness.go import go_version
     from tests.harness.haproxy import haproxy_version
     from tests.harness.node import node_version
@@ -98,6 +105,8 @@ def installed_version(name: str) -> str:
         text = go_version()
     elif name == "node":
         text = node_version()
+    elif name in ("caddy", "caddy-path"):
+        text = caddy_version()
     elif name in ("haproxy", "haproxy-path"):
         text = haproxy_version()
     else:

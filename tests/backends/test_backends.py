@@ -29,6 +29,8 @@ RUN_HERE = {
     "werkzeug",
     "haproxy",
     "haproxy-path",
+    "caddy",
+    "caddy-path",
 }
 
 
@@ -89,6 +91,9 @@ def test_the_names_cover_the_servers_of_the_brief() -> None:
         ("/a/b/.. ", "node", R(False, "/a/b/..")),
         ("/a/b/..\x0c ", "werkzeug", R(False, "/a/b/..")),
         ("/a/b/.. ", "apache", REFUSED),
+        # Caddy: a handler sees the path as Go does, a path matcher tests it cleaned
+        ("/a/..%2f/b", "caddy", R(False, "/a/..//b")),
+        ("/a/..%2f/b", "caddy-path", R(False, "/b")),
         # HAProxy's ACL: the path as sent; a byte above 0x7E passes only in the words its
         # fast scan skips at the start of the target
         ("/a/../%2e/b", "haproxy-path", R(False, "/a/../%2e/b")),
