@@ -14,6 +14,8 @@ The operations, in the order a server may take them:
                       its words, so a run of them at the end of the target (before the version)
                       is a separator the server drops, and one inside it is 400 (too many words)
 ``refuse-high-haproxy`` HAProxy's scan of the target (`backends._refuse_high_haproxy`)
+``check-decoded``     refuse what this decoder refuses in the whole target, query too; the
+                      target itself goes on unchanged
 ``refuse-raw-utf8``   refuse when the target's bytes above 0x7F are no valid UTF-8
 ``cut``               the path ends at the first of these bytes (``?``, and ``#`` for some)
 ``cut-escaped``       as ``cut``, but not within an escape (``%XX``, ``%uXXXX``)
@@ -95,6 +97,7 @@ SLASH = frozenset(b"/")
 BACKSLASH = frozenset(b"\\")
 NUL = frozenset(b"\x00")
 SP = frozenset(b" ")
+NEVER_UTF8 = _bytes((0xF5, 0xFF), extra=b"\xc0\xc1")
 # Python's str.split() whitespace in a Latin-1 request line: http.server sees more than three words
 PY_WHITESPACE = SP | frozenset(b"\t\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0")
 # Tomcat's request-target: RFC 7230 characters only (relaxedPathChars and relaxedQueryChars unset)
@@ -115,6 +118,9 @@ DECODERS: dict[str, Decoder] = {
     "tomcat": Decoder(refuse=SLASH | BACKSLASH | NUL),
     "tomcat-solidus-decode": Decoder(refuse=BACKSLASH | NUL),
     "tomcat-solidus-passthrough": Decoder(refuse=BACKSLASH | NUL, keep=SLASH | frozenset(b"%")),
+    "lighttpd": Decoder(invalid="keep", refuse=CONTROLS),
+    # bytes no UTF-8 holds anywhere (C0, C1, F5-FF); a stray continuation byte passes
+    "lighttpd-check": Decoder(invalid="keep", refuse=CONTROLS | NEVER_UTF8),
     "jetty": Decoder(refuse=NUL, u_escapes=True, loose_hex=True, latin1_fallback=True, params=True),
 }
 
@@ -167,6 +173,9 @@ TRAITS: dict[str, Trait] = {
         Step("refuse-high-haproxy"),
         "a raw byte above 0x7E is 400, unless in the words HAProxy's fast scan skips",
     ),
+    "refuse-never-utf8": Trait(
+        Step("refuse-raw", NEVER_UTF8), "a raw byte no UTF-8 holds (C0, C1, F5-FF) is 400"
+    ),
     "refuse-invalid-utf8": Trait(
         Step("refuse-raw-utf8"), "raw bytes above 0x7F that are no UTF-8 are 400"
     ),
@@ -196,6 +205,13 @@ TRAITS: dict[str, Trait] = {
     ),
     "decode-keep-slash": Trait(
         Step("decode", "apache-encoded-slashes-nodecode"), "decode but %2F; %00 is 400"
+    ),
+    "refuse-target-ctl-utf8": Trait(
+        Step("check-decoded", "lighttpd-check"),
+        "the target decoded, query too: a control byte or C0, C1, F5-FF is 400",
+    ),
+    "decode-lenient-refuse-ctl": Trait(
+        Step("decode", "lighttpd"), "decode; a bad escape stays; a decoded control byte is 400"
     ),
     "decode-utf8": Trait(Step("decode", "node"), "decode; a bad escape or no UTF-8 is 400"),
     "decode-lenient": Trait(
@@ -300,6 +316,7 @@ _GO = "net/url.ParseRequestURI, (*URL).setPath"
 # Caddy 2.6 matches paths on r.URL.Path cleaned (modules/caddyhttp/matchers.go, cleanPath:
 # path.Clean, a trailing slash kept) so that "/a/../admin" cannot slip past a path matcher
 _CADDY = "modules/caddyhttp/matchers.go: MatchPath and MatchPathRE match cleanPath(r.URL.Path)"
+_LIGHTTPD = "src/request.c, src/burl.c: burl_normalize (server.http-parseopts defaults)"
 _HAPROXY_LINE = "src/h1.c, h1_parse_msg_hdrs: spaces and tabs before the version are skipped"
 # h1_parse_msg_rquri skips the target's first 4-byte words while its arithmetic test passes,
 # which lets some bytes above 0x7E through there; past them every such byte is 400
@@ -470,6 +487,24 @@ MODELS: dict[str, Model] = {
             ("merge-slashes", _CADDY),
             ("dots-clamp-no-slash", _CADDY + "; a trailing '/' kept"),
             ("charset-bytes", "a Go string holds bytes"),
+        ),
+        _model(
+            "lighttpd",
+            'lighttpd, the path its $HTTP["url"] conditions match',
+            "1.4.69",
+            True,
+            "server.http-parseopts (url-path-2f-decode, url-path-dotseg-remove, "
+            "url-ctrls-reject...)",
+            ("cut-fragment", _LIGHTTPD + ": the fragment goes before any check"),
+            ("refuse-c0", _LIGHTTPD),
+            ("refuse-del", _LIGHTTPD),
+            ("refuse-never-utf8", _LIGHTTPD),
+            ("refuse-target-ctl-utf8", _LIGHTTPD + ": url-ctrls-reject, on path and query"),
+            ("cut-query", _LIGHTTPD),
+            ("decode-lenient-refuse-ctl", _LIGHTTPD),
+            ("merge-slashes", _LIGHTTPD + ": url-path-dotseg-remove"),
+            ("dots-clamp", _LIGHTTPD + ": url-path-dotseg-remove"),
+            ("charset-bytes", _LIGHTTPD + ": bytes that are no UTF-8 were refused above"),
         ),
         _model(
             "haproxy-path",

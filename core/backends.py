@@ -58,11 +58,15 @@ class _Refused(Exception):
 
 # A target no modeled server reads otherwise than as its bytes: an origin-form path of the
 # characters every server passes through untouched, no empty, "." or ".." segment, and a query
-# of the characters no server refuses.  One match decides it; everything else goes through
-# the models.
+# of the characters no server refuses: no escape of a control byte or of a byte UTF-8 never
+# holds (C0, C1, F5-FF), which lighttpd refuses in the query too.  One match decides it;
+# everything else goes through the models.
+_QUERY_ESCAPE = rb"%(?:[2-6][0-9A-Fa-f]|7[0-9A-Ea-e]|[89ABab][0-9A-Fa-f]|[CDcd][2-9A-Fa-f]" + (
+    rb"|[Ee][0-9A-Fa-f]|[Ff][0-4]|(?![0-9A-Fa-f]{2}))"
+)
 _PLAIN = re.compile(
     rb"(?:/(?!\.\.?(?:[/?]|\Z))[A-Za-z0-9\-._~!$&'()*,=:@]+)*/?"
-    rb"(?:\?[A-Za-z0-9\-._~!$&'()*+,=:@/?%;]*)?\Z"
+    rb"(?:\?(?:[A-Za-z0-9\-._~!$&'()*+,=:@/?;]|" + _QUERY_ESCAPE + rb")*)?\Z"
 )
 
 
@@ -448,6 +452,11 @@ def _jetty_path(path: bytes, step: Step, raw: bytes) -> bytes:
     return _decode(path, _JETTY_DECODE, raw)
 
 
+def _check_decoded(path: bytes, step: Step, raw: bytes) -> bytes:
+    _decode(path, step, raw)  # raises _Refused
+    return path
+
+
 def _decode(path: bytes, step: Step, raw: bytes) -> bytes:
     decoder = DECODERS[str(step.arg)]
     out = bytearray()
@@ -587,6 +596,7 @@ _OPS: dict[str, Callable[[bytes, Step, bytes], bytes]] = {
     "jetty-path": _jetty_path,
     "refuse-dot-param": _refuse_dot_param,
     "decode": _decode,
+    "check-decoded": _check_decoded,
     "dots": _dots,
     "lowercase": _lowercase,
 }

@@ -12,6 +12,7 @@ from tests.harness.apache import APACHE_BINARY, APACHE_MISSING, ApacheEcho
 from tests.harness.caddy import CADDY_MISSING, CaddyEcho, caddy_binary
 from tests.harness.go import GO_MISSING, GoServer, go_binary
 from tests.harness.haproxy import HAPROXY_MISSING, HAProxyEcho, haproxy_binary
+from tests.harness.lighttpd import LIGHTTPD_MISSING, LighttpdEcho, lighttpd_binary
 from tests.harness.nginx import NGINX_MISSING, nginx_binary
 from tests.harness.nginx_echo import NginxEcho
 from tests.harness.node import NODE_MISSING, NodeServer, node_binary
@@ -62,6 +63,7 @@ SERVERS: dict[str, tuple[Callable[..., Any], Callable[[], str]]] = {
         lambda **kw: CaddyEcho(matcher=True, **kw),
         lambda: "" if caddy_binary() else CADDY_MISSING,
     ),
+    "lighttpd": (LighttpdEcho, lambda: "" if lighttpd_binary() else LIGHTTPD_MISSING),
     "haproxy-path": (HAProxyEcho, lambda: "" if haproxy_binary() else HAPROXY_MISSING),
     "haproxy": (
         lambda **kw: HAProxyEcho(normalize=True, **kw),
@@ -89,6 +91,7 @@ def installed_version(name: str) -> str:
     from tests.harness.caddy import caddy_version
     from tests.harness.go import go_version
     from tests.harness.haproxy import haproxy_version
+    from tests.harness.lighttpd import lighttpd_version
     from tests.harness.node import node_version
     from tests.harness.servlet import jetty_version, tomcat_version
 
@@ -107,6 +110,8 @@ def installed_version(name: str) -> str:
         text = node_version()
     elif name in ("caddy", "caddy-path"):
         text = caddy_version()
+    elif name == "lighttpd":
+        text = lighttpd_version()
     elif name in ("haproxy", "haproxy-path"):
         text = haproxy_version()
     else:

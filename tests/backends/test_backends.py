@@ -31,6 +31,7 @@ RUN_HERE = {
     "haproxy-path",
     "caddy",
     "caddy-path",
+    "lighttpd",
 }
 
 
@@ -91,6 +92,13 @@ def test_the_names_cover_the_servers_of_the_brief() -> None:
         ("/a/b/.. ", "node", R(False, "/a/b/..")),
         ("/a/b/..\x0c ", "werkzeug", R(False, "/a/b/..")),
         ("/a/b/.. ", "apache", REFUSED),
+        # lighttpd: ".." above the root clamps, a stray "%" stays, the query is checked too
+        ("/../x", "lighttpd", R(False, "/x")),
+        ("/a/%zz/..%2f", "lighttpd", R(False, "/a/")),
+        ("/a/%zz", "lighttpd", R(False, "/a/%zz")),
+        ("/a?q=%00", "lighttpd", REFUSED),
+        ("/a?q=%c0", "lighttpd", REFUSED),
+        ("/a#%00", "lighttpd", R(False, "/a")),
         # Caddy: a handler sees the path as Go does, a path matcher tests it cleaned
         ("/a/..%2f/b", "caddy", R(False, "/a/..//b")),
         ("/a/..%2f/b", "caddy-path", R(False, "/b")),
@@ -133,15 +141,16 @@ def test_clean_targets_are_plain(target: bytes) -> None:
 
 
 @pytest.mark.parametrize(
-    "target", [b"/a//b", b"/a/./b", b"/a/..", b"/%41", b"/a;b", b"/\xe9", b"//a"]
+    "target",
+    [b"/a//b", b"/a/./b", b"/a/..", b"/%41", b"/a;b", b"/\xe9", b"//a", b"/a?%00", b"/a?%C1"],
 )
 def test_targets_a_server_may_read_otherwise_are_not_plain(target: bytes) -> None:
     assert not backends.plain(target)
 
 
 def test_an_unknown_server_is_a_clear_error() -> None:
-    with pytest.raises(ValueError, match="unknown server 'lighttpd'"):
-        backends.read("/", "lighttpd")
+    with pytest.raises(ValueError, match="unknown server 'cherokee'"):
+        backends.read("/", "cherokee")
 
 
 def test_every_model_names_its_version_and_every_step_its_source() -> None:
