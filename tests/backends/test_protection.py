@@ -38,7 +38,7 @@ def _routed_as_rfc(name: str, target: bytes, body: bytes) -> bool:
 
 
 @pytest.mark.parametrize("mode", ["reject", "rewrite"])
-@pytest.mark.parametrize("name", ["tomcat", "nginx", "jetty", "go-mux"])
+@pytest.mark.parametrize("name", ["tomcat", "nginx", "jetty", "go-mux", "caddy", "caddy-path"])
 def test_a_protected_server_routes_only_the_rfc_reading(
     tmp_path: Path, name: str, mode: str
 ) -> None:
