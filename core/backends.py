@@ -202,34 +202,114 @@ def divergences(
     return tuple(out)
 
 
-def parse_names(value: str | Sequence[str], option: str = "backends") -> tuple[str, ...]:
-    """Server names given as a list or comma-separated, each one of `NAMES` or a trait spec,
-    in order, once each; `ValueError` names ``option`` and the first unknown one.
+SCOPE = "@"  # "tomcat@intranet.example": a server behind the proxy for one host only
 
-    A trait spec is ``custom:`` and the first trait; the items after it that are no server
-    name are its further traits (``nginx,custom:decode,merge-slashes,tomcat``).  It is given
-    back as one name, ``custom:decode,merge-slashes``, which `read` and `model` take."""
+
+def parse_names(value: str | Sequence[str], option: str = "backends") -> tuple[str, ...]:
+    """The entries of ``urlsan_backends`` given as a list or comma-separated, in order, once
+    each; `ValueError` names ``option`` and the first unknown server or trait.
+
+    An entry is a name of `NAMES` or a trait spec: ``custom:`` and the first trait, the items
+    after it that are no server name being its further traits
+    (``nginx,custom:decode,merge-slashes,tomcat``).  Either may end in ``@HOST`` or
+    ``@HOST:PORT``: the server is behind the proxy for requests to that host only
+    (``tomcat@intranet.example,nginx@wiki.example``; see `for_host`).  A spec's scope ends
+    it.  Entries are given back as written (``custom:decode,merge-slashes@wiki.example``)."""
     items = value.split(",") if isinstance(value, str) else [n for v in value for n in v.split(",")]
     entries: list[list[str]] = []
     for item in (n.strip() for n in items if n.strip()):
-        if item in NAMES or item.startswith(CUSTOM) or not entries:
-            entries.append([item])
-        elif entries[-1][0].startswith(CUSTOM):
+        if _open_spec(entries) and item.partition(SCOPE)[0] not in NAMES and not _starts(item):
             entries[-1].append(item)
         else:
             entries.append([item])
     names = tuple(dict.fromkeys(",".join(e) for e in entries))
     for name in names:
-        if name not in NAMES and not name.startswith(CUSTOM):
-            raise ValueError(
-                f"{option}: unknown server {name!r}; choose from {', '.join(NAMES)}, "
-                f"or {CUSTOM}TRAIT,TRAIT,... (traits: {', '.join(TRAITS)})"
-            )
-        try:
-            model(name)
-        except ValueError as e:
-            raise ValueError(f"{option}: {e}") from None
+        _check_entry(name, option)
     return names
+
+
+def _starts(item: str) -> bool:
+    return item.startswith(CUSTOM)
+
+
+def _open_spec(entries: list[list[str]]) -> bool:
+    """Whether the last entry is a trait spec that takes more traits (no scope yet)."""
+    return bool(entries) and _starts(entries[-1][0]) and SCOPE not in entries[-1][-1]
+
+
+def _check_entry(entry: str, option: str) -> None:
+    name, _, host = entry.partition(SCOPE) if not _starts(entry) else entry.rpartition(SCOPE)
+    if _starts(entry) and not name:
+        name, host = entry, ""
+    if SCOPE in entry and not host.strip():
+        raise ValueError(f"{option}: {entry!r} names no host after {SCOPE!r}")
+    if name not in NAMES and not _starts(name):
+        raise ValueError(
+            f"{option}: unknown server {name!r}; choose from {', '.join(NAMES)}, "
+            f"or {CUSTOM}TRAIT,TRAIT,... (traits: {', '.join(TRAITS)})"
+        )
+    try:
+        model(name)
+    except ValueError as e:
+        raise ValueError(f"{option}: {e}") from None
+
+
+def scope(entry: str) -> tuple[str, str | None]:
+    """An entry of `parse_names` as its server (a name or a trait spec) and the host it is
+    scoped to (lower case), or None for every host."""
+    name, at, host = entry.rpartition(SCOPE)
+    if not at:
+        return entry, None
+    return name, host.strip().lower().rstrip(".")
+
+
+def for_host(entries: tuple[str, ...], authority: str | None) -> tuple[str, ...]:
+    """The servers of ``entries`` (`parse_names`) behind the proxy for a request to
+    ``authority`` (its Host header or absolute-form authority, as sent): those for every host,
+    and those scoped to its host, or to its host and port when the scope names one.  Each
+    server once, in the order given."""
+    if not any(SCOPE in e for e in entries):
+        return entries
+    host, port = _host_port(authority or "")
+    out: dict[str, None] = {}
+    for entry in entries:
+        name, scoped = scope(entry)
+        if scoped is None or scoped in (host, f"{host}:{port}" if port else None):
+            out.setdefault(name, None)
+    return tuple(out)
+
+
+def _host_port(authority: str) -> tuple[str, str]:
+    """``authority`` as lower-case host (no trailing dot) and port ("" when none)."""
+    hostport = authority.rpartition("@")[2].strip().lower()
+    host, colon, port = hostport.rpartition(":")
+    if not colon or "]" in port or not port.isdigit():
+        host, port = hostport, ""
+    return host.rstrip("."), port
+
+
+def url_authority(url: str) -> str | None:
+    """The authority of an absolute URL (``//`` after the scheme), None for a target."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or "/" in scheme:
+        return None
+    return rest[: min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))]
+
+
+def described(entries: tuple[str, ...]) -> str:
+    """The entries in words, as the proxy's start-up line says them: "intranet.example as
+    tomcat, wiki.example as nginx, every host as go" ("tomcat, nginx" when none is scoped)."""
+    by_host: dict[str, list[str]] = {}
+    for entry in entries:
+        name, host = scope(entry)
+        by_host.setdefault(host or "", []).append(name)
+    every = by_host.pop("", [])
+    if not by_host:
+        return ", ".join(every)
+    parts = [f"{host} as {' and '.join(names)}" for host, names in by_host.items()]
+    if every:
+        parts.append(f"every host as {' and '.join(every)}")
+    return ", ".join(parts)
 
 
 FINDING = "backend-divergence"  # the rule of the finding a divergence is reported as

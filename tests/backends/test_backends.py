@@ -293,3 +293,67 @@ def test_every_trait_is_documented_on_the_servers_page() -> None:
     for model in MODELS.values():
         traits = ", ".join(f"`{t}`" for t in model.traits)
         assert f"| `{model.name}` | {traits} |" in lines, model.name
+
+
+# --- per-host entries: a server behind the proxy for one host
+
+
+def test_host_scoped_entries_protect_their_host_only() -> None:
+    value = (
+        "tomcat@intranet.example,nginx@wiki.example:8080,go,custom:decode,merge-slashes@x.example"
+    )
+    entries = backends.parse_names(value, "urlsan_backends")
+    assert entries == (
+        "tomcat@intranet.example",
+        "nginx@wiki.example:8080",
+        "go",
+        "custom:decode,merge-slashes@x.example",
+    )
+    assert backends.for_host(entries, "intranet.example") == ("tomcat", "go")
+    assert backends.for_host(entries, "Intranet.Example.:8443") == ("tomcat", "go")  # any port
+    assert backends.for_host(entries, "wiki.example") == ("go",)  # the scope names port 8080
+    assert backends.for_host(entries, "wiki.example:8080") == ("nginx", "go")
+    assert backends.for_host(entries, "x.example") == ("go", "custom:decode,merge-slashes")
+    assert backends.for_host(entries, None) == ("go",)
+    assert backends.described(entries) == (
+        "intranet.example as tomcat, wiki.example:8080 as nginx, "
+        "x.example as custom:decode,merge-slashes, every host as go"
+    )
+    assert backends.described(("tomcat", "nginx")) == "tomcat, nginx"
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("tomcat@", "'tomcat@' names no host"),
+        ("tomcta@intranet.example", "unknown server 'tomcta'"),
+        ("custom:decode,merge-slash@x.example", "unknown trait 'merge-slash'"),
+    ],
+)
+def test_a_bad_scoped_entry_is_a_clear_error(value: str, message: str) -> None:
+    with pytest.raises(ValueError, match=f"urlsan_backends: {message}"):
+        backends.parse_names(value, "urlsan_backends")
+
+
+def test_canon_check_reads_each_url_as_its_host_s_server(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from urlsan.cli.main import main
+
+    urls = ["http://intranet.example/static/..;/admin", "http://wiki.example/static/..;/admin"]
+    status = main(["canon", "--check", "--backends", "tomcat@intranet.example", *urls])
+    out = capsys.readouterr().out.splitlines()
+    assert status == 1
+    assert len(out) == 1 and "tomcat routes it as '/admin'" in out[0] and urls[0] in out[0]
+
+
+def test_audit_reads_each_request_as_its_host_s_server() -> None:
+    from urlsan.addon import decision
+
+    settings = decision.settings("reject", backends="tomcat@intranet.example")
+    for host, diverges in (("intranet.example", True), ("wiki.example", False)):
+        request = decision.Request(
+            None, "", "GET", "http", host, b"/static/..;/admin", "HTTP/1.1", ""
+        )
+        outcome = decision.examine(request, settings)
+        assert bool(outcome.divergences) == diverges, host
