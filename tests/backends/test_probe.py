@@ -103,3 +103,12 @@ def test_requests_go_to_the_one_origin_at_the_rate_given() -> None:
     assert b"http://elsewhere.example/p" not in {t for _, t, _ in sent}
     assert found.probes == len(sent)
     assert took >= (len(sent) - 2) / 50  # the followed redirects come without a pause
+
+
+def test_the_servers_page_lists_every_request_probe_sends() -> None:
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "backends.md").read_text()
+    listed = [ln[3:-1] for ln in page.splitlines() if ln.startswith("- `/")]
+    sent = [repr(t)[1:-1] for t in probing.targets("/a/page")[1:]]
+    assert listed == sent
