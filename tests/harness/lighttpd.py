@@ -15,7 +15,7 @@ import urllib.parse
 from collections.abc import Sequence
 
 from .echo import EchoServer, Reading
-from .wire import header, raw_request
+from .wire import Response, header
 
 LIGHTTPD_MISSING = (
     "lighttpd is not installed (run .ci/install-backends, or apt-get install lighttpd)"
@@ -57,9 +57,8 @@ class LighttpdEcho(EchoServer):
         conf.write_text(_CONF.format(tmp=self.tmp, port=self.port, echo=_ECHO))
         return [binary, "-D", "-f", str(conf)], None
 
-    def read(self, target: bytes) -> Reading:
+    def reading(self, response: Response) -> Reading:
         """The redirect's path, decoded, as a 200 (the echo); any other status as is."""
-        response = raw_request(self.port, target)
         location = header(response.head + b"\r\n", "Location") if response.status == 301 else None
         if location is None or not location.startswith(_ECHO):
             return Reading(response.status or 400, None)
