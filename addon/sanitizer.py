@@ -246,8 +246,12 @@ class UrlSanitizer:
             "urlsan_backends",
             Sequence[str],
             [],
-            "The servers behind the proxy to protect: nginx, apache, tomcat, jetty, go, go-mux, "
-            "node, werkzeug (iis, haproxy, envoy from their documentation). A request one of "
+            "The servers behind the proxy to protect: "
+            + ", ".join(backends.MEASURED)
+            + " ("
+            + ", ".join(n for n in backends.NAMES if n not in backends.MEASURED)
+            + " from their documentation), or custom:TRAIT,TRAIT,... (urlsan probe URL finds "
+            "which); NAME@HOST protects requests to that host only. A request one of "
             "them would route on another path than RFC 3986 reads (the reading urlsan's record "
             "and the proxy's filters see) is answered 400 in rewrite, reject and redirect "
             "modes, and recorded with the server's reading in audit mode.",
