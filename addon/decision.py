@@ -274,8 +274,9 @@ def decide(request: Request, settings: Settings, target: Checked) -> Outcome:
         Outcome,
         (action, target, host, authority, edits, total, rules, target.findings, "", "", ()),
     )
-    if settings.backends:
-        diverging = _divergences(request, target, action, settings.backends)
+    protected = servers.for_host(settings.backends, request.authority or request.host)
+    if protected:
+        diverging = _divergences(request, target, action, protected)
         if diverging:
             return _diverged(outcome, settings.mode, diverging)
     return outcome
