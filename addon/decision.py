@@ -133,6 +133,8 @@ class Outcome(NamedTuple):
     rejected_by: str = ""  # the rule (or TOO_LONG, or BACKENDS) that refused it
     # The protected servers that would route the forwarded target otherwise than RFC 3986.
     divergences: tuple[servers.Divergence, ...] = ()
+    # The protected servers (`Settings.backends`): they alone rank the target's severity.
+    protected: tuple[str, ...] = ()
 
     @property
     def after(self) -> str | None:
@@ -163,6 +165,7 @@ class Outcome(NamedTuple):
             reason=self.reason if self.rejected_by else "",
             rejected_by=self.rejected_by,
             backends=[d._asdict() for d in self.divergences],
+            servers=self.protected,
         )
 
 
@@ -265,8 +268,11 @@ def decide(request: Request, settings: Settings, target: Checked) -> Outcome:
     action = _action(request, settings, target, target.changed or bool(host or authority))
     outcome: Outcome = _new(
         Outcome,
-        (action, target, host, authority, edits, total, rules, target.findings, "", "", ()),
-    )
+        (
+            action, target, host, authority, edits, total, rules, target.findings, "", "", (),
+            settings.backends,
+        ),
+    )  # fmt: skip
     if settings.backends:
         diverging = _divergences(request, target, action, settings.backends)
         if diverging:
@@ -332,8 +338,9 @@ def _refused(
         host, _ = _canonical_host(request.host, request.scheme, settings.lenient_hosts)
     action = "audited" if settings.mode == "audit" else "rejected"
     return Outcome(
-        action, target, host, None, (), 0, frozenset(), target.findings, str(error), error.rule
-    )
+        action, target, host, None, (), 0, frozenset(), target.findings, str(error), error.rule,
+        protected=settings.backends,
+    )  # fmt: skip
 
 
 def oversize(request: Request, settings: Settings) -> Outcome:

@@ -233,6 +233,33 @@ def walk(raw: bytes, model: Model) -> Reading:
     return Reading(False, state.decode("utf-8", "surrogateescape"))
 
 
+class Trace(NamedTuple):
+    """How one server reached the path it routes on (`trace`): what `urlsan.core.severity`
+    ranks a target by."""
+
+    path: str  # the path it routes on, as `read` gives it
+    removed: int  # segments a ".." of the server's own dot-segment step removed
+    above_root: bool  # a ".." went above the root and the server kept it (HAProxy's "keep")
+
+
+def trace(raw: bytes, model: Model) -> Trace | None:
+    """`walk`, telling what its dot-segment step did; None when the server refuses ``raw``."""
+    state = raw
+    removed, above = 0, False
+    try:
+        for step in model.steps:
+            if step.op == "dots":
+                state, n, up = _remove_dots(state, DOTS[str(step.arg)])
+                removed, above = removed + n, above or up
+            elif step.op == "charset":
+                return Trace(_charset(state, str(step.arg)), removed, above)
+            else:
+                state = _OPS[step.op](state, step, raw)
+    except _Refused:
+        return None
+    return Trace(state.decode("utf-8", "surrogateescape"), removed, above)
+
+
 # --- the operations
 
 
@@ -464,11 +491,18 @@ def _decode_escape(path: bytes, i: int, decoder: Decoder, out: bytearray, text: 
 
 def _dots(path: bytes, step: Step, raw: bytes) -> bytes:
     """RFC 3986 §5.2.4 on segments, with the server's answer above the root."""
-    how: Dots = DOTS[str(step.arg)]
+    return _remove_dots(path, DOTS[str(step.arg)])[0]
+
+
+def _remove_dots(path: bytes, how: Dots) -> tuple[bytes, int, bool]:
+    """`_dots`, with the number of segments its ".." removed and whether one went above the
+    root and stayed there (``keep``): what `trace` reports."""
     segments = path.split(b"/")[1:]
     out: list[bytes] = []
     last = len(segments) - 1
     trailing = False
+    removed = 0
+    kept_above = False
     for n, seg in enumerate(segments):
         if seg == b".":
             trailing = n == last
@@ -479,8 +513,10 @@ def _dots(path: bytes, step: Step, raw: bytes) -> bytes:
                     raise _Refused
                 if how.above_root == "keep":
                     out.append(seg)
+                    kept_above = True
             else:
                 out.pop()
+                removed += 1
             trailing = n == last
             continue
         trailing = False
@@ -488,7 +524,7 @@ def _dots(path: bytes, step: Step, raw: bytes) -> bytes:
     result = b"/" + b"/".join(out)
     if trailing and out and how.trailing == "slash":
         result += b"/"
-    return result
+    return result, removed, kept_above
 
 
 def _charset(path: bytes, how: str) -> str:

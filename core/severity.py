@@ -1,0 +1,312 @@
+"""A target's severity: the worst consequence over what the readers behind a proxy make of it.
+
+A finding's own severity (`taxonomy`) ranks its kind; a target's ranks its consequence.  The
+same ``..`` is noise where every reader keeps the request under its directory and critical
+where one common reader climbs out of the root with it.  The readers are the server models of
+`urlsan.core.backends` and the classic lenient readings (`LENIENT`): a file-path join of the
+decoded path (slashes merged, as ``path.Clean`` and ``os.path.normpath`` do), ``\\`` read as
+``/`` (IIS, every Windows file API), a second decode, a lenient UTF-8 decoder and ``%u``, and
+NFKC's compatibility mapping.  The classes, worst first:
+
+``critical``  some reader reaches above the root with it (``/.//..//etc/passwd`` once slashes
+              merge, ``/%c0%ae%c0%ae/`` through a lenient UTF-8 decoder);
+``high``      some reader climbs out of the directory RFC 3986's reading stays in: it applies a
+              ``..`` that RFC 3986 does not, or to another parent (``/a//../b``, ``/a/..;/b``);
+              header injection, CR or LF in any component, raw or escaped (CWE-93, CWE-113);
+              NUL in the path or query, where a C string ends (CWE-158);
+``medium``    an encoding whose purpose is to hide a character from a reader (`HIDING`: double
+              encoding, overlong UTF-8, ``%u``, NUL, an escaped dot, a numeric host) and no such
+              climb;
+``low``       anything else: a finding no reader turns into a climb or a hidden character (a
+              ``\\`` inside a name, a ``%2F`` inside a DOI, a raw space), at most low, ``info``
+              when its kind says so.
+
+`assess` computes it from a `Result`'s input and findings alone, never canonicalizing again:
+the compiled twin's `Result` is enough, and a target without findings costs nothing.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Iterable, Sequence
+from typing import NamedTuple
+from urllib.parse import unquote_to_bytes
+
+from . import backends, taxonomy
+from .backend_models import MODELS
+from .result import Finding
+
+# Targets longer than this are ranked by their findings alone: nginx (8 KiB) and Apache
+# (8,190 bytes) refuse a longer request line by default, and the readers' cost grows with it.
+MAX_READ = 8 * 1024
+
+
+class Severity(NamedTuple):
+    """A target's severity (`taxonomy.SEVERITIES`) and why: which reader, and the path it
+    reaches (``reader`` and ``path`` are empty when no reader's path decides it)."""
+
+    level: str
+    reason: str
+    reader: str = ""
+    path: str = ""
+
+
+# Finding kinds whose purpose is to hide a character from some reader, with that reader:
+# medium at most (the finding's own severity when lower: a double encoding in a query is low,
+# as nested redirect parameters carry it, `taxonomy.KINDS`).
+HIDING = {
+    "double-encoding": "a second decode",
+    "overlong-utf8": "a lenient UTF-8 decoder",
+    "percent-u": "IIS's %u decoding",
+    "nul-escape": "a C string",
+    "encoded-dot-segment": "a rule matching the target as sent",
+    "escaped-dot": "a rule matching the target as sent",
+    "numeric-host": "a host rule matching the name as sent",
+    "nfkc-separator": "a reader that does not apply NFKC",
+    # Trojan Source (CVE-2021-42574) and a host behind "user:pass@": hidden from a person
+    "format-char": "a person reading the URL",
+    "userinfo": "a person reading the host",
+}
+
+# CR and LF, raw or escaped, once or twice: header injection and response splitting.
+_CRLF = re.compile(r"[\r\n]|%(?:25)*0[DdAa]")
+_NUL = re.compile(r"\x00|%(?:25)*00")
+
+
+def _decode(path: bytes) -> bytes:
+    return unquote_to_bytes(path)
+
+
+def _text(path: bytes) -> str:
+    return path.decode("utf-8", "surrogateescape")
+
+
+_PERCENT_U = re.compile(rb"%[uU]([0-9A-Fa-f]{4})")
+# Overlong UTF-8 as a lax decoder reads it (RFC 3629 §10: the lead bits dropped, any byte after).
+_OVERLONG = re.compile(rb"[\xc0\xc1][\x00-\xff]|\xe0[\x80-\x9f][\x00-\xff]", re.DOTALL)
+
+
+def _lax_char(m: re.Match[bytes]) -> bytes:
+    b = m.group(0)
+    lead, last = (b[0] & 0x1F, b[1]) if len(b) == 2 else (b[1] & 0x3F, b[2])
+    return chr((lead << 6) | (last & 0x3F)).encode("utf-8", "surrogatepass")
+
+
+def _lenient_utf8(path: bytes) -> bytes:
+    """``%uXXXX`` decoded (IIS), then every escape, overlong sequences read by their bits."""
+    path = _PERCENT_U.sub(lambda m: chr(int(m.group(1), 16)).encode("utf-8", "surrogatepass"), path)
+    return _OVERLONG.sub(_lax_char, _decode(path))
+
+
+def _windows(path: str) -> str:
+    return path.replace("\\", "/")
+
+
+def _nfkc(path: str) -> str:
+    return unicodedata.normalize("NFKC", path)
+
+
+class Reader(NamedTuple):
+    """A lenient reading of the raw path: bytes to the text a file-path join resolves."""
+
+    name: str
+    read: Callable[[bytes], str]
+
+
+LENIENT: tuple[Reader, ...] = (
+    # CWE-22: a handler that joins the decoded path to its root; Go's path.Clean and Python's
+    # os.path.normpath merge slashes before they apply "..".
+    Reader("a file-path join of the decoded path", lambda p: _text(_decode(p))),
+    # IIS, and every Windows file API, read "\" as "/" (CAPEC-64).
+    Reader("a Windows file path ('\\' as '/')", lambda p: _windows(_text(_decode(p)))),
+    # CWE-174, CAPEC-120: a second decoder (IIS before MS01-026, a framework after the server).
+    Reader("a second decode", lambda p: _windows(_text(_decode(_decode(p))))),
+    # CWE-176, CAPEC-80: IIS's %u and a UTF-8 decoder that reads overlong forms.
+    Reader("a lenient UTF-8 decoder", lambda p: _windows(_text(_lenient_utf8(p)))),
+    # CWE-180: NFKC after decoding (ASP.NET's best-fit mapping, NFKC on file names).
+    Reader("NFKC normalization", lambda p: _windows(_nfkc(_text(_decode(p))))),
+)
+
+
+class _Resolved(NamedTuple):
+    segments: tuple[str, ...]
+    removed: int  # segments a ".." removed
+    above_root: bool  # a ".." with nothing left to remove
+
+
+def _resolve(path: str, *, merge: bool) -> _Resolved:
+    """RFC 3986 §5.2.4 over ``path``'s segments as a file-path join applies it: empty segments
+    dropped first when ``merge``, a ".." above the root kept (it climbs out of the root)."""
+    out: list[str] = []
+    removed = 0
+    above = False
+    for seg in path.split("/")[1:]:
+        if seg == "." or (merge and not seg):
+            continue
+        if seg == "..":
+            if out and out[-1] != "..":
+                out.pop()
+                removed += 1
+            else:
+                out.append(seg)
+                above = True
+            continue
+        out.append(seg)
+    return _Resolved(tuple(out), removed, above)
+
+
+_UNRESERVED_ESCAPE = re.compile(r"%(2[DdEe]|5[Ff]|7[Ee]|[46][1-9A-Fa-f]|[57][0-9Aa]|3[0-9])")
+
+
+def rfc_reading(path: str) -> tuple[str, ...]:
+    """The raw ``path`` as RFC 3986 reads it: unreserved escapes decoded (§6.2.2.2), dot
+    segments removed (§5.2.4, a ".." above the root dropped), then each segment decoded."""
+    plain = _UNRESERVED_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), path)
+    out: list[str] = []
+    for seg in plain.split("/")[1:]:
+        if seg == ".":
+            continue
+        if seg == "..":
+            if out:
+                out.pop()
+            continue
+        out.append(seg)
+    raw = "/".join(out).encode("utf-8", "surrogateescape")
+    return tuple(_text(_decode(s)) for s in raw.split(b"/"))
+
+
+def _joined(segments: Iterable[str]) -> str:
+    return "/".join(s for s in segments if s)
+
+
+def _climbs(rfc: tuple[str, ...], reached: tuple[str, ...]) -> bool:
+    """Whether ``reached`` lies outside the directory RFC 3986's reading ``rfc`` stays in."""
+    folder = _joined(rfc[:-1])
+    path = _joined(reached)
+    return bool(folder) and path != folder and not path.startswith(folder + "/")
+
+
+def _shown(segments: tuple[str, ...]) -> str:
+    # a "/" inside a segment (RFC 3986 reads "%2F" so) shown escaped, as `backends` shows it
+    return "/" + "/".join(s.replace("%", "%25").replace("/", "%2F") for s in segments)
+
+
+def _path_of(target: str) -> str | None:
+    """The path of a request-target or URL as sent, or None when there is none to read."""
+    if not target.startswith("/"):
+        if "//" not in target.partition("?")[0]:
+            return None
+        target = backends.origin_form(target)
+    return re.split(r"[?#]", target, maxsplit=1)[0]
+
+
+def _server_readings(raw: bytes, names: Sequence[str]) -> Iterable[tuple[str, _Resolved]]:
+    """Each server's routed path, then joined as a file path by its handler."""
+    for name in names:
+        traced = backends.trace(raw, MODELS[name])
+        if traced is None:  # it answers 4xx itself
+            continue
+        joined = _resolve(traced.path, merge=True)
+        if joined.removed or joined.above_root:  # its handler's join applies the ".."
+            reader = f"{name} (routing on {traced.path!r}, joined as a file path)"
+        else:
+            reader = name
+        yield reader, joined._replace(removed=joined.removed + traced.removed)
+
+
+def _lenient_readings(raw: bytes) -> Iterable[tuple[str, _Resolved]]:
+    for reader in LENIENT:
+        yield reader.name, _resolve(reader.read(raw), merge=True)
+
+
+def _reached(target: str, servers: Sequence[str]) -> Severity | None:
+    """The worst climb of any reader: critical above the root, high out of RFC's directory."""
+    path = _path_of(target)
+    if path is None or len(path) > MAX_READ:
+        return None
+    raw = path.encode("utf-8", "surrogateescape")
+    if backends.plain(raw):  # every reader reads it as RFC 3986 does
+        return None
+    rfc = rfc_reading(path)
+    readings = _server_readings(raw, servers or backends.NAMES)
+    if not servers:
+        readings = (*readings, *_lenient_readings(raw))
+    high: Severity | None = None
+    for reader, got in readings:
+        if got.above_root:
+            shown = _shown(got.segments)
+            return Severity("critical", f"{reader} reaches above the root: {shown}", reader, shown)
+        if high is None and got.removed and _climbs(rfc, got.segments):
+            shown = _shown(got.segments)
+            high = Severity(
+                "high",
+                f"{reader} climbs to {shown}, out of {_shown(rfc[:-1])}/ where RFC 3986 keeps it",
+                reader,
+                shown,
+            )
+    return high
+
+
+def _injection(target: str) -> Severity | None:
+    """CR or LF anywhere, raw or escaped once or twice (header injection, response splitting);
+    NUL in the path or query, where a C string ends (a file API opens what comes before)."""
+    crlf = _CRLF.search(target)
+    if crlf is not None:
+        return Severity(
+            "high",
+            f"header injection: CR or LF ({crlf.group(0)!r}) at offset {crlf.start()}, which a "
+            "reader that writes it into a header splits (CWE-93, CWE-113)",
+            "a header",
+        )
+    nul = _NUL.search(target.partition("#")[0])
+    if nul is not None:
+        cut = target[: nul.start()]
+        return Severity(
+            "high",
+            f"NUL ({nul.group(0)!r}) at offset {nul.start()}: a C string (a file API) ends "
+            f"there, at {cut!r} (CWE-158)",
+            "a C string",
+            cut,
+        )
+    return None
+
+
+def _by_finding(f: Finding) -> Severity:
+    """What one finding says of the target without a reader's climb."""
+    own = f.severity
+    if f.rule == backends.FINDING:  # a protected server reads it otherwise (the decision's)
+        return Severity(own, f.detail, f.detail.partition(" ")[0])
+    hider = HIDING.get(f.rule)
+    if hider is not None:
+        level = min(own, "medium", key=taxonomy.rank)
+        return Severity(
+            level,
+            f"{f.rule} in the {f.component} ({f.detail!r}) hides a character from {hider}",
+            hider,
+        )
+    level = min(own, "low", key=taxonomy.rank)
+    return Severity(level, f"{f.rule} in the {f.component} ({f.detail!r}): no reader climbs")
+
+
+def assess(
+    target: str, findings: Sequence[Finding], servers: Sequence[str] = ()
+) -> Severity | None:
+    """The severity of ``target`` (a request-target or URL as sent, `Result.input`) that
+    carries ``findings`` (`Result.findings`), or None for a target without findings.
+
+    ``servers`` (names of `backends.NAMES`, the proxy's ``urlsan_backends``) decide alone when
+    given: only their readings count, not the lenient ones."""
+    if not findings:
+        return None
+    best = _injection(target)
+    for f in findings:
+        found = _by_finding(f)
+        if best is None or taxonomy.rank(found.level) > taxonomy.rank(best.level):
+            best = found
+    assert best is not None
+    if taxonomy.rank(best.level) < taxonomy.rank("critical"):
+        climb = _reached(target, servers)
+        if climb is not None and taxonomy.rank(climb.level) > taxonomy.rank(best.level):
+            best = climb
+    return best
