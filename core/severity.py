@@ -248,6 +248,23 @@ def _reached(target: str, servers: Sequence[str]) -> Severity | None:
     return high
 
 
+def _parameter_climb(target: str) -> Severity | None:
+    """A query parameter whose value, decoded twice with "\\" as "/", climbs out of the folder
+    a handler joins it to (``?file=%252e%252e%252fsecrets``: CWE-22, CAPEC-120)."""
+    query = target.partition("#")[0].partition("?")[2]
+    if len(query) > MAX_READ:
+        return None
+    for pair in query.split("&"):
+        name, _, value = pair.partition("=")
+        decoded = _windows(_text(_decode(_decode(value.encode("utf-8", "surrogateescape")))))
+        if _resolve("/" + decoded, merge=True).above_root:
+            reader = f"a handler joining parameter {name!r} to its folder"
+            return Severity(
+                "high", f"{reader} (decoded twice) climbs out of it: {decoded!r}", reader, decoded
+            )
+    return None
+
+
 def _injection(target: str) -> Severity | None:
     """CR or LF anywhere, raw or escaped once or twice (header injection, response splitting);
     NUL in the path or query, where a C string ends (a file API opens what comes before)."""
@@ -306,7 +323,7 @@ def assess(
             best = found
     assert best is not None
     if taxonomy.rank(best.level) < taxonomy.rank("critical"):
-        climb = _reached(target, servers)
+        climb = _reached(target, servers) or _parameter_climb(target)
         if climb is not None and taxonomy.rank(climb.level) > taxonomy.rank(best.level):
             best = climb
     return best

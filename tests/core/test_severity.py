@@ -37,6 +37,13 @@ def assessed(target: str, servers: tuple[str, ...] = ()) -> severity.Severity | 
         ("/a//../b", "high", "nginx", "/b"),
         ("/a/..%2f/b", "high", "nginx", "/b"),
         ("/api/..;/admin/users", "high", "tomcat", "/admin/users"),
+        # a parameter's value, decoded twice, joined to a handler's folder
+        (
+            "/dl?file=%252e%252e%252fsecrets",
+            "high",
+            "a handler joining parameter 'file'",
+            "../secrets",
+        ),
     ],
 )
 def test_the_worst_reader_decides(target: str, level: str, reader: str, path: str) -> None:
@@ -97,7 +104,7 @@ def test_an_encoding_that_hides_a_character_is_medium(target: str, finding: str)
         "/a b/c",
         "/tab\tname",  # mangled text
         "/caf%E9/menu",  # Latin-1, no UTF-8
-        "/dl?file=%252e%252e%252fsecrets",  # a double encoding in a query: nested parameters
+        "/login?next=https%253A%252F%252Fexample.com%252F..%252Fb",  # a nested redirect URL
         "/p/%zz/50%",
     ],
 )
