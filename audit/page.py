@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .record import CHANGING
-from .summary import Summary, Tally, duration, pct
+from .summary import Summary, Tally, counted, duration, pct
 
 _CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:2rem auto;max-width:1100px;
@@ -166,6 +166,36 @@ def _weaknesses_html(f: dict[str, Any]) -> str:
     )
 
 
+def _reason_html(r: dict[str, Any]) -> str:
+    """Why the target is as severe as it is (the record's ``severity_reason``), when known."""
+    return f"<br>{_e(r['reason'])}" if r.get("reason") else ""
+
+
+def _targets_html(summary: Summary, d: dict[str, Any]) -> list[str]:
+    """Requests with findings by their target's severity, the most severe first, each with its
+    first request and why."""
+    if not d["targets"]:
+        return []
+    least = f", {summary.min_severity} and above" if summary.min_severity != "info" else ""
+    p = [
+        f"<h2>Targets by severity <span class=meta>(what the worst reader makes of them"
+        f"{_e(least)})</span></h2>",
+        "<table><tr><th>severity</th><th class=n>requests</th><th class=n>2xx</th>"
+        "<th>first request, and why</th></tr>",
+    ]
+    for t in d["targets"]:
+        first = t["examples"][0] if t["examples"] else {}
+        p.append(
+            f"<tr><td class=sev-{_e(t['severity'])}>{_e(t['severity'])}</td>"
+            f"<td class=n>{t['requests']:,}</td><td class=n>{t['answered_2xx']:,}</td>"
+            f"<td>{_e(first.get('method', ''))} {_e(first.get('host', ''))} "
+            f"<code>{_e(first.get('before', ''))}</code><span class=meta>"
+            f"{_reason_html(first)}</span></td></tr>"
+        )
+    p.append("</table>")
+    return p
+
+
 def _occurrences_html(rows: list[dict[str, Any]]) -> str:
     out = [
         "<table><tr><th>time</th><th>client</th><th class=n>status</th><th>severity</th>"
@@ -177,7 +207,7 @@ def _occurrences_html(rows: list[dict[str, Any]]) -> str:
             f"<tr><td>{_e(r['ts'])}</td><td>{_e(r['client'])}</td><td class=n>{_e(status)}</td>"
             f"<td>{_e(r['severity'])}</td><td>{_e(r['method'])} {_e(r['host'])} "
             f"<code>{_e(r['before'])}</code><br><span class=meta>{_e(r['component'])} · "
-            f"{_e(r['detail'])}</span></td></tr>"
+            f"{_e(r['detail'])}{_reason_html(r)}</span></td></tr>"
         )
     out.append("</table>")
     return "".join(out)
@@ -210,8 +240,9 @@ def _findings_html(summary: Summary, d: dict[str, Any]) -> list[str]:
     sus = d["suspicious_answered_2xx"]
     if sus["with_status"]:
         p.append(
-            f"<h2>Suspicious requests answered 2xx <span class=meta>(a finding of "
-            f"{_e(sus['severity'])} severity or above: {sus['requests']:,})</span></h2>"
+            f"<h2>Suspicious requests answered 2xx <span class=meta>(a target of "
+            f"{_e(sus['severity'])} severity or above, the most severe first: "
+            f"{sus['requests']:,})</span></h2>"
         )
         p.append(
             _occurrences_html(sus["examples"]) if sus["examples"] else "<p class=meta>none</p>"
@@ -222,9 +253,9 @@ def _findings_html(summary: Summary, d: dict[str, Any]) -> list[str]:
         clients = ", ".join(f"{_e(c)} ({n:,})" for c, n in f["clients"].items())
         p.append(
             f"<details><summary>{_e(f['rule'])} · {_e(f['severity'])} · "
-            f"{f['requests']:,} requests</summary>"
-            f"<p class=meta>{f['distinct_hosts']:,} hosts: {hosts}<br>"
-            f"{f['distinct_clients']:,} clients: {clients}</p>"
+            f"{counted(f['requests'], 'request')}</summary>"
+            f"<p class=meta>{counted(f['distinct_hosts'], 'host')}: {hosts}<br>"
+            f"{counted(f['distinct_clients'], 'client')}: {clients}</p>"
             f"{_occurrences_html(f['occurrences'])}</details>"
         )
     return p
@@ -300,6 +331,7 @@ def render_html(summary: Summary) -> str:
     p.append("</div></div>")
 
     p += _backends_html(d)
+    p += _targets_html(summary, d)
     p += _findings_html(summary, d)
 
     p.append(

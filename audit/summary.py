@@ -136,8 +136,14 @@ class Summary:
     finding_examples: dict[str, dict[str, Any]] = field(default_factory=dict)
     kinds: dict[str, Kind] = field(default_factory=dict)
     severities: Counter[str] = field(default_factory=Counter)  # records by their highest
-    suspicious_2xx: int = 0  # records with a finding of SUSPICIOUS or above, answered 2xx
-    suspicious_2xx_requests: list[dict[str, Any]] = field(default_factory=list)
+    # Records with findings by their target's severity (the record's "target_severity": the
+    # worst reader's reading; an older record's highest finding), with those answered 2xx and
+    # the first `_MAX_REQUESTS` of each severity.
+    targets: Counter[str] = field(default_factory=Counter)
+    targets_2xx: Counter[str] = field(default_factory=Counter)
+    target_requests: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    suspicious_2xx: int = 0  # records whose target is SUSPICIOUS or above, answered 2xx
+    suspicious_requests: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     hosts: dict[str, Tally] = field(default_factory=dict)
     clients: dict[str, Tally] = field(default_factory=dict)
     # Requests each protected server would route otherwise than RFC 3986 (a record's
@@ -281,16 +287,41 @@ class Summary:
                 self.finding_examples[rule] = kind.requests[0]
         if top >= 0:
             self.severities[taxonomy.SEVERITIES[top]] += 1
-        if ok and top >= taxonomy.rank(SUSPICIOUS) and top >= least:
-            self.suspicious_2xx += 1
-            if len(self.suspicious_2xx_requests) < _MAX_REQUESTS:
-                worst = max(
-                    (f for f in findings if isinstance(f, dict)),
-                    key=lambda f: taxonomy.rank(_severity_of(f)),
-                )
-                self.suspicious_2xx_requests.append(
-                    _occurrence(record, worst, host, taxonomy.SEVERITIES[top])
-                )
+            self._add_target(record, findings, host, top, ok)
+
+    def _add_target(
+        self, record: dict[str, Any], findings: list[Any], host: str, top: int, ok: bool
+    ) -> None:
+        """One record's target by its severity (`urlsan.core.severity`, as the record says; an
+        older record's highest finding), kept when at ``min_severity`` or above."""
+        target = record.get("target_severity")
+        if target not in taxonomy.SEVERITIES:
+            target = taxonomy.SEVERITIES[top]
+        rank = taxonomy.rank(target)
+        if rank < taxonomy.rank(self.min_severity):
+            return
+        self.targets[target] += 1
+        self.targets_2xx[target] += ok
+        suspicious = ok and rank >= taxonomy.rank(SUSPICIOUS)
+        self.suspicious_2xx += suspicious
+        kept = [self.target_requests.setdefault(target, [])]
+        if suspicious:
+            kept.append(self.suspicious_requests.setdefault(target, []))
+        if any(len(k) < _MAX_REQUESTS for k in kept):
+            worst = max(
+                (f for f in findings if isinstance(f, dict)),
+                key=lambda f: taxonomy.rank(_severity_of(f)),
+            )
+            shown = _occurrence(record, worst, host, target)
+            for k in kept:
+                if len(k) < _MAX_REQUESTS:
+                    k.append(shown)
+
+    def suspicious_ranked(self) -> list[dict[str, Any]]:
+        """The suspicious requests answered 2xx that were kept, the most severe target first,
+        then in the order they came: at most `_MAX_REQUESTS`."""
+        ranked = reversed(taxonomy.SEVERITIES)
+        return [r for sev in ranked for r in self.suspicious_requests.get(sev, [])][:_MAX_REQUESTS]
 
     def findings_ranked(self) -> list[tuple[str, Kind]]:
         """The finding kinds, most severe first (then most frequent), or most frequent first."""
@@ -369,10 +400,20 @@ class Summary:
                 for sev in reversed(taxonomy.SEVERITIES)
                 if self.severities[sev]
             },
+            "targets": [
+                {
+                    "severity": sev,
+                    "requests": self.targets[sev],
+                    "answered_2xx": self.targets_2xx[sev],
+                    "examples": self.target_requests.get(sev, []),
+                }
+                for sev in reversed(taxonomy.SEVERITIES)
+                if self.targets[sev]
+            ],
             "suspicious_answered_2xx": {
                 "severity": SUSPICIOUS,
                 "requests": self.suspicious_2xx,
-                "examples": self.suspicious_2xx_requests,
+                "examples": self.suspicious_ranked(),
                 "with_status": self.with_status,
             },
             "timeline": {
@@ -403,6 +444,7 @@ def _occurrence(
         "offsets": [o for o in offsets if type(o) is int][:16] if isinstance(offsets, list) else [],
         "detail": _text(finding.get("detail"), ""),
         "severity": sev,
+        "reason": _text(record.get("severity_reason"), ""),
         "status": status if type(status) is int else None,
     }
 
@@ -472,6 +514,11 @@ def duration(seconds: float | None) -> str:
     parts = [f"{d}d"] * bool(d) + [f"{h}h"] * bool(h) + [f"{m}m"] * bool(m)
     parts += [f"{s}s"] * bool(s or not parts)  # "1m", not "1m 0s"; "0s" for no time at all
     return " ".join(parts[:2])
+
+
+def counted(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural but for one: "1 host", "2 hosts", "1,024 requests"."""
+    return f"{n:,} {noun}{'s' * (n != 1)}"
 
 
 def pct(n: int, total: int) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .summary import Summary, duration, pct
+from .summary import Summary, counted, duration, pct
 
 _SHOWN_IN_TEXT = 3  # requests, hosts and clients per finding kind in the terminal's drill-down
 
@@ -83,6 +83,7 @@ def render_text(summary: Summary) -> str:
         shown = f" (top {len(rows)} of {d[distinct]:,})" if d[distinct] > len(rows) else ""
         out += _table(f"{title}{shown}", (key[:-1], "requests", "changed", "rejected"), rows)
     out += _backends_text(d)
+    out += _targets_text(summary, d)
     out += _findings_text(summary, d)
     return "\n".join(out).rstrip() + "\n"
 
@@ -128,27 +129,74 @@ def _findings_text(summary: Summary, d: dict[str, Any]) -> list[str]:
     )
     sus = d["suspicious_answered_2xx"]
     if sus["with_status"]:
-        out.append(
-            f"Suspicious requests (a finding of {sus['severity']} severity or above) answered "
-            f"2xx: {sus['requests']:,}"
+        title = (
+            f"Suspicious requests (a target of {sus['severity']} severity or above, the most "
+            f"severe first) answered 2xx: {sus['requests']:,}"
         )
-        out += [
-            f"  {_clip(r['ts'], 24)}  {_clip(r['client'], 22)}  {r['status']}  {r['severity']}  "
-            f"{_clip(r['host'] + ' ' + r['before'], 70)}"
-            for r in sus["examples"][: _SHOWN_IN_TEXT * 3]
-        ]
-        out.append("")
+        out += _requests_table(title, sus["examples"][: _SHOWN_IN_TEXT * 3])
     if d["findings"]:
         out.append("Findings drill-down (first requests; --json has them all, up to 20 a kind)")
+    shown = {
+        f["rule"]: [
+            (
+                _clip(r["ts"], 24),
+                _clip(r["client"], 22),
+                "-" if r["status"] is None else str(r["status"]),
+                _clip(r["method"] + " " + r["host"] + " " + r["before"], 70),
+            )
+            for r in f["occurrences"][:_SHOWN_IN_TEXT]
+        ]
+        for f in d["findings"]
+    }
+    # One table for every kind's requests, so that their columns line up across kinds.
+    lines = iter(_table("", ("",) * 4, [r for rows in shown.values() for r in rows], "llrl")[2:])
     for f in d["findings"]:
         hosts = ", ".join(f"{_clip(h, 30)} {n:,}" for h, n in list(f["hosts"].items())[:3])
         clients = ", ".join(f"{_clip(c, 22)} {n:,}" for c, n in list(f["clients"].items())[:3])
-        out.append(f"  {f['rule']} ({f['severity']}): {f['distinct_hosts']:,} hosts: {hosts}")
-        out.append(f"    {f['distinct_clients']:,} clients: {clients}")
-        for r in f["occurrences"][:_SHOWN_IN_TEXT]:
-            status = "-" if r["status"] is None else str(r["status"])
-            out.append(
-                f"    {_clip(r['ts'], 24)}  {_clip(r['client'], 22)}  {status}  "
-                f"{_clip(r['method'] + ' ' + r['host'] + ' ' + r['before'], 70)}"
-            )
+        out.append(
+            f"  {f['rule']} ({f['severity']}): {counted(f['distinct_hosts'], 'host')}: {hosts}"
+        )
+        out.append(f"    {counted(f['distinct_clients'], 'client')}: {clients}")
+        out += [f"  {next(lines)}" for _ in shown[f["rule"]]]
     return out
+
+
+def _requests_table(title: str, requests: list[dict[str, Any]]) -> list[str]:
+    """Requests in aligned columns: time, client, status, the target's severity, the request
+    and why the target is that severe (the record's ``severity_reason``)."""
+    rows = [
+        (
+            _clip(r["ts"], 24),
+            _clip(r["client"], 22),
+            "-" if r["status"] is None else str(r["status"]),
+            r["severity"],
+            _clip(r["method"] + " " + r["host"] + " " + r["before"], 60),
+            _clip(r.get("reason", ""), 110),
+        )
+        for r in requests
+    ]
+    header = ("time", "client", "status", "severity", "request", "reason")
+    return _table(title, header, rows, align="llrlll")
+
+
+def _targets_text(summary: Summary, d: dict[str, Any]) -> list[str]:
+    """Requests with findings by their target's severity (what the worst reader makes of the
+    target), the most severe first, each with its first request and why."""
+    least = f", {summary.min_severity} and above" if summary.min_severity != "info" else ""
+    rows = [
+        (
+            t["severity"],
+            f"{t['requests']:,}",
+            f"{t['answered_2xx']:,}",
+            _clip(first["method"] + " " + first["host"] + " " + first["before"], 50),
+            _clip(first.get("reason", ""), 110),
+        )
+        for t in d["targets"]
+        for first in t["examples"][:1]
+    ]
+    return _table(
+        f"Targets by severity (what the worst reader makes of them{least}; the first of each)",
+        ("severity", "requests", "2xx", "first request", "reason"),
+        rows,
+        align="lrrll",
+    )
