@@ -136,7 +136,7 @@ def _findings_text(summary: Summary, d: dict[str, Any]) -> list[str]:
         out += _requests_table(title, sus["examples"][: _SHOWN_IN_TEXT * 3])
     if d["findings"]:
         out.append("Findings drill-down (first requests; --json has them all, up to 20 a kind)")
-    shown = {
+    kept = {
         f["rule"]: [
             (
                 _clip(r["ts"], 24),
@@ -149,7 +149,7 @@ def _findings_text(summary: Summary, d: dict[str, Any]) -> list[str]:
         for f in d["findings"]
     }
     # One table for every kind's requests, so that their columns line up across kinds.
-    lines = iter(_table("", ("",) * 4, [r for rows in shown.values() for r in rows], "llrl")[2:])
+    lines = iter(_table("", ("",) * 4, [r for rows in kept.values() for r in rows], "llrl")[2:])
     for f in d["findings"]:
         hosts = ", ".join(f"{_clip(h, 30)} {n:,}" for h, n in list(f["hosts"].items())[:3])
         clients = ", ".join(f"{_clip(c, 22)} {n:,}" for c, n in list(f["clients"].items())[:3])
@@ -157,7 +157,7 @@ def _findings_text(summary: Summary, d: dict[str, Any]) -> list[str]:
             f"  {f['rule']} ({f['severity']}): {counted(f['distinct_hosts'], 'host')}: {hosts}"
         )
         out.append(f"    {counted(f['distinct_clients'], 'client')}: {clients}")
-        out += [f"  {next(lines)}" for _ in shown[f["rule"]]]
+        out += [f"  {next(lines)}" for _ in kept[f["rule"]]]
     return out
 
 
