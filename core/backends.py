@@ -431,7 +431,7 @@ def _decode(path: bytes, step: Step, raw: bytes) -> bytes:
             end = path.find(b"/", i)
             i = len(path) if end < 0 else end
         else:
-            i = _copy(path, i, decoder, out, text)
+            i = _copy_run(path, i, decoder, out, text)
     if decoder.utf8 or decoder.latin1_fallback:
         try:
             bytes(out).decode("utf-8", "surrogatepass")
@@ -442,21 +442,25 @@ def _decode(path: bytes, step: Step, raw: bytes) -> bytes:
     return bytes(out)
 
 
-def _copy(path: bytes, i: int, decoder: Decoder, out: bytearray, text: list[str]) -> int:
-    """The raw byte at ``i`` (with the continuation bytes after it) into ``out``."""
-    c = path[i]
+def _copy_run(path: bytes, i: int, decoder: Decoder, out: bytearray, text: list[str]) -> int:
+    """The raw bytes from ``i`` up to the next escape (or parameter) into ``out``; where they
+    end.  Raw bytes above 0x7F are Latin-1 characters for ``raw_latin1`` (a WSGI request line);
+    for ``latin1_fallback`` the text copy keeps them as UTF-8, bytes that are none as surrogate
+    escapes."""
+    end = path.find(b"%", i)
+    end = len(path) if end < 0 else end
+    if decoder.params:
+        semi = path.find(b";", i, end)
+        end = end if semi < 0 else semi
+    run = path[i:end]
     if decoder.latin1_fallback:
-        j = i + 1
-        while j < len(path) and 0x80 <= path[j] < 0xC0:
-            j += 1
-        text.append(path[i:j].decode("utf-8", "surrogateescape"))
-        out += path[i:j]
-        return j
-    if c > 0x7F and decoder.raw_latin1:
-        out += chr(c).encode("utf-8")
+        text.append(run.decode("utf-8", "surrogateescape"))
+        out += run
+    elif decoder.raw_latin1 and not run.isascii():
+        out += run.decode("latin-1").encode("utf-8")
     else:
-        out.append(c)
-    return i + 1
+        out += run
+    return end
 
 
 def _kept(value: bytes, decoder: Decoder) -> bool:

@@ -35,6 +35,7 @@ from urllib.parse import unquote_to_bytes
 
 from . import backends, taxonomy
 from .backend_models import MODELS
+from .findings import NFKC_SEPARATORS
 from .result import Finding
 
 # Targets longer than this are ranked by their findings alone: nginx (8 KiB) and Apache
@@ -215,9 +216,49 @@ def _server_readings(raw: bytes, names: Sequence[str]) -> Iterable[tuple[str, _R
         yield reader, joined._replace(removed=joined.removed + traced.removed)
 
 
-def _lenient_readings(raw: bytes) -> Iterable[tuple[str, _Resolved]]:
-    for reader in LENIENT:
+def _lenient_readings(raw: bytes, readers: Sequence[Reader]) -> Iterable[tuple[str, _Resolved]]:
+    for reader in readers:
         yield reader.name, _resolve(reader.read(raw), merge=True)
+
+
+# A path every reader splits and decodes as a file-path join of its decoded form does differs
+# in what it reads only above the root.  Readers differ elsewhere where an escape may hide a
+# dot (a second escape, a stray "%" before escaped digits, %u, an overlong or NFKC escape, a raw
+# byte that is no UTF-8 or an NFKC look-alike), or where a ".." meets another separator than
+# "/" or a parameter, or follows an empty segment: splitting more elsewhere only adds segments
+# a ".." removes instead of a folder.  One reader then speaks for all (`_readings`).
+_HIDDEN_DOT = re.compile(
+    r"[\udc80-\udcff" + NFKC_SEPARATORS + r"]|%(?![0-9A-Fa-f]{2})"
+    r"|%(?:25|[uU]|[Cc][01]|[Ee]0|[Ff]0|[Ee]2%80|[Ee][Ff]%[Bb][89Cc])"
+)
+_SPLIT_NEAR_DOTS = re.compile(
+    r"(?:\.|%2[Ee]){2}(?:[;\\]|%2[Ff]|%5[Cc])"  # a ".." another separator or a parameter ends
+    r"|(?:\\|%2[Ff]|%5[Cc])(?:\.|%2[Ee]){2}"  # a ".." another separator starts
+    r"|//(?=.*(?:\.|%2[Ee]){2})"  # an empty segment a later ".." may remove, or not
+)
+# A ".." segment (or one with a path parameter), raw or escaped once: no reader of a path
+# that is neither climbs unless it holds one.
+_DOTDOT = re.compile(r"(?:^|/)(?:\.|%2[Ee]){2}(?:[/;]|$)")
+_DECODED_DOTDOT = re.compile(r"(?:^|/)\.\.(?:[/;]|$)")
+
+
+def _readings(raw: bytes, path: str, servers: Sequence[str]) -> Iterable[tuple[str, _Resolved]]:
+    """What each reader makes of the path: the servers named alone, else every server and
+    every lenient reader; none when no reader can read a ".." segment in it."""
+    if servers:
+        return _server_readings(raw, servers)
+    if not _HIDDEN_DOT.search(path) and not _SPLIT_NEAR_DOTS.search(path):
+        # every reader splits as RFC 3986 does and reads as the file-path join does, but for
+        # the root: the join keeps a ".." there, as a server that passes it to its handler does;
+        # none climbs out of RFC 3986's directory otherwise
+        if not _DOTDOT.search(path):
+            return ()
+        joined = _lenient_readings(raw, LENIENT[:1])
+        return [(reader, got) for reader, got in joined if got.above_root]
+    widest = _windows(_nfkc(_text(_lenient_utf8(_decode(raw)))))  # every decoding at once
+    if not _DECODED_DOTDOT.search(widest) and not _DOTDOT.search(path):
+        return ()
+    return (*_server_readings(raw, backends.NAMES), *_lenient_readings(raw, LENIENT))
 
 
 def _reached(target: str, servers: Sequence[str]) -> Severity | None:
@@ -228,23 +269,23 @@ def _reached(target: str, servers: Sequence[str]) -> Severity | None:
     raw = path.encode("utf-8", "surrogateescape")
     if backends.plain(raw):  # every reader reads it as RFC 3986 does
         return None
-    rfc = rfc_reading(path)
-    readings = _server_readings(raw, servers or backends.NAMES)
-    if not servers:
-        readings = (*readings, *_lenient_readings(raw))
+    rfc: tuple[str, ...] | None = None
     high: Severity | None = None
-    for reader, got in readings:
+    for reader, got in _readings(raw, path, servers):
         if got.above_root:
             shown = _shown(got.segments)
             return Severity("critical", f"{reader} reaches above the root: {shown}", reader, shown)
-        if high is None and got.removed and _climbs(rfc, got.segments):
-            shown = _shown(got.segments)
-            high = Severity(
-                "high",
-                f"{reader} climbs to {shown}, out of {_shown(rfc[:-1])}/ where RFC 3986 keeps it",
-                reader,
-                shown,
-            )
+        if high is None and got.removed:
+            rfc = rfc or rfc_reading(path)
+            if _climbs(rfc, got.segments):
+                shown = _shown(got.segments)
+                high = Severity(
+                    "high",
+                    f"{reader} climbs to {shown}, out of {_shown(rfc[:-1])}/ where RFC 3986 "
+                    "keeps it",
+                    reader,
+                    shown,
+                )
     return high
 
 
@@ -253,6 +294,9 @@ def _parameter_climb(target: str) -> Severity | None:
     a handler joins it to (``?file=%252e%252e%252fsecrets``: CWE-22, CAPEC-120)."""
     query = target.partition("#")[0].partition("?")[2]
     if len(query) > MAX_READ:
+        return None
+    # the whole query decoded twice first: no value climbs where it holds no ".." at all
+    if ".." not in _windows(_text(_decode(_decode(query.encode("utf-8", "surrogateescape"))))):
         return None
     for pair in query.split("&"):
         name, _, value = pair.partition("=")
