@@ -225,16 +225,17 @@ def _lenient_readings(raw: bytes, readers: Sequence[Reader]) -> Iterable[tuple[s
 # in what it reads only above the root.  Readers differ elsewhere where an escape may hide a
 # dot (a second escape, a stray "%" before escaped digits, %u, an overlong or NFKC escape, a raw
 # byte that is no UTF-8 or an NFKC look-alike), or where a ".." meets another separator than
-# "/" or a parameter, or follows an empty segment: splitting more elsewhere only adds segments
-# a ".." removes instead of a folder.  One reader then speaks for all (`_readings`).
+# "/" or a parameter, or follows another separator or an empty segment.  One reader then
+# speaks for all (`_readings`).
 _HIDDEN_DOT = re.compile(
     r"[\udc80-\udcff" + NFKC_SEPARATORS + r"]|%(?![0-9A-Fa-f]{2})"
     r"|%(?:25|[uU]|[Cc][01]|[Ee]0|[Ff]0|[Ee]2%80|[Ee][Ff]%[Bb][89Cc])"
 )
 _SPLIT_NEAR_DOTS = re.compile(
     r"(?:\.|%2[Ee]){2}(?:[;\\]|%2[Ff]|%5[Cc])"  # a ".." another separator or a parameter ends
-    r"|(?:\\|%2[Ff]|%5[Cc])(?:\.|%2[Ee]){2}"  # a ".." another separator starts
-    r"|//(?=.*(?:\.|%2[Ee]){2})"  # an empty segment a later ".." may remove, or not
+    # another separator, a parameter (stripped: an empty segment) or an empty segment before a
+    # ".." (which may remove it, or not)
+    r"|(?:[;\\]|%2[Ff]|%5[Cc]|//)(?=.*(?:\.|%2[Ee]){2})"
 )
 # A ".." segment (or one with a path parameter), raw or escaped once: no reader of a path
 # that is neither climbs unless it holds one.

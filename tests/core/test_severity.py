@@ -4,7 +4,11 @@ the compiled twin returns."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from urlsan.core import canonicalize, severity
 from urlsan.core.backends import FINDING
@@ -154,3 +158,42 @@ def test_no_severity_sends_a_url_to_the_reference(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(canonical, "canonicalize_python", refuse)
     got = severity.assess(result.input, result.findings)
     assert got is not None and got.level == "critical"
+
+
+_TOKENS = [
+    "a",
+    "b",
+    "..",
+    ".",
+    "%2e",
+    "%2E.",
+    "/",
+    "//",
+    "\\",
+    "%2f",
+    "%5c",
+    ";x",
+    "%3B",
+    "%25",
+    "%c0%ae",
+    "?",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_TOKENS), min_size=1, max_size=10))
+@example(["a", "/", "b", "/", "..", "//", "c"])
+@example(["a", "//", "..", "/", "..", "/", "b"])
+def test_one_reader_speaks_for_all_only_where_all_agree(tokens: list[str]) -> None:
+    """Where `assess` lets the file-path join speak for every reader, every reader run says the
+    same severity."""
+    target = "/" + "".join(tokens)
+    result = canonicalize(target, form="origin")
+    if not result.findings:
+        return
+    quick = severity.assess(result.input, result.findings)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(severity, "_HIDDEN_DOT", re.compile(""))  # every target read by every reader
+        full = severity.assess(result.input, result.findings)
+    assert quick is not None and full is not None
+    assert quick.level == full.level, (target, quick, full)
