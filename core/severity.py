@@ -199,7 +199,7 @@ def _path_of(target: str) -> str | None:
         if "//" not in target.partition("?")[0]:
             return None
         target = backends.origin_form(target)
-    return re.split(r"[?#]", target, maxsplit=1)[0]
+    return target.partition("#")[0].partition("?")[0]
 
 
 def _server_readings(raw: bytes, names: Sequence[str]) -> Iterable[tuple[str, _Resolved]]:
@@ -231,6 +231,7 @@ _HIDDEN_DOT = re.compile(
     r"[\udc80-\udcff" + NFKC_SEPARATORS + r"]|%(?![0-9A-Fa-f]{2})"
     r"|%(?:25|[uU]|[Cc][01]|[Ee]0|[Ff]0|[Ee]2%80|[Ee][Ff]%[Bb][89Cc])"
 )
+_DOT_PAIR = re.compile(r"(?:\.|%2[Ee]){2}")
 _SPLIT_NEAR_DOTS = re.compile(
     r"(?:\.|%2[Ee]){2}(?:[;\\]|%2[Ff]|%5[Cc])"  # a ".." another separator or a parameter ends
     # another separator, a parameter (stripped: an empty segment) or an empty segment before a
@@ -248,7 +249,10 @@ def _readings(raw: bytes, path: str, servers: Sequence[str]) -> Iterable[tuple[s
     every lenient reader; none when no reader can read a ".." segment in it."""
     if servers:
         return _server_readings(raw, servers)
-    if not _HIDDEN_DOT.search(path) and not _SPLIT_NEAR_DOTS.search(path):
+    hidden = _HIDDEN_DOT.search(path)
+    if not hidden and ".." not in path and not ("%2" in path and _DOT_PAIR.search(path)):
+        return ()  # no dot pair at all, raw, escaped or hidden: nothing climbs
+    if not hidden and not _SPLIT_NEAR_DOTS.search(path):
         # every reader splits as RFC 3986 does and reads as the file-path join does, but for
         # the root: the join keeps a ".." there, as a server that passes it to its handler does;
         # none climbs out of RFC 3986's directory otherwise
@@ -268,8 +272,6 @@ def _reached(target: str, servers: Sequence[str]) -> Severity | None:
     if path is None or len(path) > MAX_READ:
         return None
     raw = path.encode("utf-8", "surrogateescape")
-    if backends.plain(raw):  # every reader reads it as RFC 3986 does
-        return None
     rfc: tuple[str, ...] | None = None
     high: Severity | None = None
     for reader, got in _readings(raw, path, servers):
