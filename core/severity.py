@@ -14,7 +14,7 @@ NFKC's compatibility mapping.  The classes, worst first:
               ``..`` that RFC 3986 does not, or to another parent (``/a//../b``, ``/a/..;/b``);
               header injection, CR or LF in any component, raw or escaped (CWE-93, CWE-113);
               NUL in the path or query, where a C string ends (CWE-158);
-``medium``    an encoding whose purpose is to hide a character from a reader (`HIDING`: double
+``medium``    an encoding whose purpose is to hide a character from a reader (`Kind.hides`: double
               encoding, overlong UTF-8, ``%u``, NUL, an escaped dot, a numeric host) and no such
               climb;
 ``low``       anything else: a finding no reader turns into a climb or a hidden character (a
@@ -52,23 +52,6 @@ class Severity(NamedTuple):
     reader: str = ""
     path: str = ""
 
-
-# Finding kinds whose purpose is to hide a character from some reader, with that reader:
-# medium at most (the finding's own severity when lower: a double encoding in a query is low,
-# as nested redirect parameters carry it, `taxonomy.KINDS`).
-HIDING = {
-    "double-encoding": "a second decode",
-    "overlong-utf8": "a lenient UTF-8 decoder",
-    "percent-u": "IIS's %u decoding",
-    "nul-escape": "a C string",
-    "encoded-dot-segment": "a rule matching the target as sent",
-    "escaped-dot": "a rule matching the target as sent",
-    "numeric-host": "a host rule matching the name as sent",
-    "nfkc-separator": "a reader that does not apply NFKC",
-    # Trojan Source (CVE-2021-42574) and a host behind "user:pass@": hidden from a person
-    "format-char": "a person reading the URL",
-    "userinfo": "a person reading the host",
-}
 
 # CR and LF, raw or escaped, once or twice: header injection and response splitting.
 _CRLF = re.compile(r"[\r\n]|%(?:25)*0[DdAa]")
@@ -341,8 +324,8 @@ def _by_finding(f: Finding) -> Severity:
     own = f.severity
     if f.rule == backends.FINDING:  # a protected server reads it otherwise (the decision's)
         return Severity(own, f.detail, f.detail.partition(" ")[0])
-    hider = HIDING.get(f.rule)
-    if hider is not None:
+    hider = taxonomy.kind(f.rule).hides
+    if hider:
         level = min(own, "medium", key=taxonomy.rank)
         return Severity(
             level,
