@@ -12,6 +12,8 @@ NFKC's compatibility mapping.  The classes, worst first:
               merge, ``/%c0%ae%c0%ae/`` through a lenient UTF-8 decoder);
 ``high``      some reader climbs out of the directory RFC 3986's reading stays in: it applies a
               ``..`` that RFC 3986 does not, or to another parent (``/a//../b``, ``/a/..;/b``);
+              a query parameter that, decoded twice, climbs out of the folder a handler joins
+              it to (``?file=%252e%252e%252fsecrets``);
               header injection, CR or LF in any component, raw or escaped (CWE-93, CWE-113);
               NUL in the path or query, where a C string ends (CWE-158);
 ``medium``    an encoding whose purpose is to hide a character from a reader (`Kind.hides`: double
