@@ -121,14 +121,14 @@ class _Resolved(NamedTuple):
     above_root: bool  # a ".." with nothing left to remove
 
 
-def _resolve(path: str, *, merge: bool) -> _Resolved:
+def _resolve(path: str) -> _Resolved:
     """RFC 3986 §5.2.4 over ``path``'s segments as a file-path join applies it: empty segments
-    dropped first when ``merge``, a ".." above the root kept (it climbs out of the root)."""
+    dropped first (slashes merged), a ".." above the root kept (it climbs out of the root)."""
     out: list[str] = []
     removed = 0
     above = False
     for seg in path.split("/")[1:]:
-        if seg == "." or (merge and not seg):
+        if seg == "." or not seg:
             continue
         if seg == "..":
             if out and out[-1] != "..":
@@ -193,7 +193,7 @@ def _server_readings(raw: bytes, names: Sequence[str]) -> Iterable[tuple[str, _R
         traced = backends.trace(raw, MODELS[name])
         if traced is None:  # it answers 4xx itself
             continue
-        joined = _resolve(traced.path, merge=True)
+        joined = _resolve(traced.path)
         if joined.removed or joined.above_root:  # its handler's join applies the ".."
             reader = f"{name} (routing on {traced.path!r}, joined as a file path)"
         else:
@@ -203,7 +203,7 @@ def _server_readings(raw: bytes, names: Sequence[str]) -> Iterable[tuple[str, _R
 
 def _lenient_readings(raw: bytes, readers: Sequence[Reader]) -> Iterable[tuple[str, _Resolved]]:
     for reader in readers:
-        yield reader.name, _resolve(reader.read(raw), merge=True)
+        yield reader.name, _resolve(reader.read(raw))
 
 
 # A path every reader splits and decodes as a file-path join of its decoded form does differs
@@ -289,7 +289,7 @@ def _parameter_climb(target: str) -> Severity | None:
     for pair in query.split("&"):
         name, _, value = pair.partition("=")
         decoded = _windows(_text(_decode(_decode(value.encode("utf-8", "surrogateescape")))))
-        if _resolve("/" + decoded, merge=True).above_root:
+        if _resolve("/" + decoded).above_root:
             reader = f"a handler joining parameter {name!r} to its folder"
             return Severity(
                 "high", f"{reader} (decoded twice) climbs out of it: {decoded!r}", reader, decoded
