@@ -140,6 +140,8 @@ class Outcome(NamedTuple):
     rejected_by: str = ""  # the rule (or TOO_LONG, or BACKENDS) that refused it
     # The protected servers that would route the forwarded target otherwise than RFC 3986.
     divergences: tuple[servers.Divergence, ...] = ()
+    # The protected servers (`Settings.backends`): they alone rank the target's severity.
+    protected: tuple[str, ...] = ()
 
     @property
     def after(self) -> str | None:
@@ -170,6 +172,7 @@ class Outcome(NamedTuple):
             reason=self.reason if self.rejected_by else "",
             rejected_by=self.rejected_by,
             backends=[d._asdict() for d in self.divergences],
+            servers=self.protected,
         )
 
 
@@ -270,11 +273,14 @@ def decide(request: Request, settings: Settings, target: Checked) -> Outcome:
         rules = rules | edit_rules(host_edits + auth_edits)
         total += len(host_edits) + len(auth_edits)
     action = _action(request, settings, target, target.changed or bool(host or authority))
+    protected = servers.for_host(settings.backends, request.authority or request.host)
     outcome: Outcome = _new(
         Outcome,
-        (action, target, host, authority, edits, total, rules, target.findings, "", "", ()),
-    )
-    protected = servers.for_host(settings.backends, request.authority or request.host)
+        (
+            action, target, host, authority, edits, total, rules, target.findings, "", "", (),
+            protected,
+        ),
+    )  # fmt: skip
     if protected:
         diverging = _divergences(request, target, action, protected)
         if diverging:
@@ -340,8 +346,9 @@ def _refused(
         host, _ = _canonical_host(request.host, request.scheme, settings.lenient_hosts)
     action = "audited" if settings.mode == "audit" else "rejected"
     return Outcome(
-        action, target, host, None, (), 0, frozenset(), target.findings, str(error), error.rule
-    )
+        action, target, host, None, (), 0, frozenset(), target.findings, str(error), error.rule,
+        protected=settings.backends,
+    )  # fmt: skip
 
 
 def oversize(request: Request, settings: Settings) -> Outcome:

@@ -350,6 +350,33 @@ def walk(raw: bytes, model: Model) -> Reading:
     return Reading(False, state.decode("utf-8", "surrogateescape"))
 
 
+class Trace(NamedTuple):
+    """How one server reached the path it routes on (`trace`): what `urlsan.core.severity`
+    ranks a target by."""
+
+    path: str  # the path it routes on, as `read` gives it
+    removed: int  # segments a ".." of the server's own dot-segment step removed
+    above_root: bool  # a ".." went above the root and the server kept it (HAProxy's "keep")
+
+
+def trace(raw: bytes, model: Model) -> Trace | None:
+    """`walk`, telling what its dot-segment step did; None when the server refuses ``raw``."""
+    state = raw
+    removed, above = 0, False
+    try:
+        for step in model.steps:
+            if step.op == "dots":
+                state, n, up = _remove_dots(state, DOTS[str(step.arg)])
+                removed, above = removed + n, above or up
+            elif step.op == "charset":
+                return Trace(_charset(state, str(step.arg)), removed, above)
+            else:
+                state = _OPS[step.op](state, step, raw)
+    except _Refused:
+        return None
+    return Trace(state.decode("utf-8", "surrogateescape"), removed, above)
+
+
 # --- the operations
 
 
@@ -549,7 +576,7 @@ def _decode(path: bytes, step: Step, raw: bytes) -> bytes:
             end = path.find(b"/", i)
             i = len(path) if end < 0 else end
         else:
-            i = _copy(path, i, decoder, out, text)
+            i = _copy_run(path, i, decoder, out, text)
     if decoder.utf8 or decoder.latin1_fallback:
         try:
             bytes(out).decode("utf-8", "surrogatepass")
@@ -560,21 +587,25 @@ def _decode(path: bytes, step: Step, raw: bytes) -> bytes:
     return bytes(out)
 
 
-def _copy(path: bytes, i: int, decoder: Decoder, out: bytearray, text: list[str]) -> int:
-    """The raw byte at ``i`` (with the continuation bytes after it) into ``out``."""
-    c = path[i]
+def _copy_run(path: bytes, i: int, decoder: Decoder, out: bytearray, text: list[str]) -> int:
+    """The raw bytes from ``i`` up to the next escape (or parameter) into ``out``; where they
+    end.  Raw bytes above 0x7F are Latin-1 characters for ``raw_latin1`` (a WSGI request line);
+    for ``latin1_fallback`` the text copy keeps them as UTF-8, bytes that are none as surrogate
+    escapes."""
+    end = path.find(b"%", i)
+    end = len(path) if end < 0 else end
+    if decoder.params:
+        semi = path.find(b";", i, end)
+        end = end if semi < 0 else semi
+    run = path[i:end]
     if decoder.latin1_fallback:
-        j = i + 1
-        while j < len(path) and 0x80 <= path[j] < 0xC0:
-            j += 1
-        text.append(path[i:j].decode("utf-8", "surrogateescape"))
-        out += path[i:j]
-        return j
-    if c > 0x7F and decoder.raw_latin1:
-        out += chr(c).encode("utf-8")
+        text.append(run.decode("utf-8", "surrogateescape"))
+        out += run
+    elif decoder.raw_latin1 and not run.isascii():
+        out += run.decode("latin-1").encode("utf-8")
     else:
-        out.append(c)
-    return i + 1
+        out += run
+    return end
 
 
 def _kept(value: bytes, decoder: Decoder) -> bool:
@@ -609,11 +640,18 @@ def _decode_escape(path: bytes, i: int, decoder: Decoder, out: bytearray, text: 
 
 def _dots(path: bytes, step: Step, raw: bytes) -> bytes:
     """RFC 3986 §5.2.4 on segments, with the server's answer above the root."""
-    how: Dots = DOTS[str(step.arg)]
+    return _remove_dots(path, DOTS[str(step.arg)])[0]
+
+
+def _remove_dots(path: bytes, how: Dots) -> tuple[bytes, int, bool]:
+    """`_dots`, with the number of segments its ".." removed and whether one went above the
+    root and stayed there (``keep``): what `trace` reports."""
     segments = path.split(b"/")[1:]
     out: list[bytes] = []
     last = len(segments) - 1
     trailing = False
+    removed = 0
+    kept_above = False
     for n, seg in enumerate(segments):
         if seg == b".":
             trailing = n == last
@@ -624,8 +662,10 @@ def _dots(path: bytes, step: Step, raw: bytes) -> bytes:
                     raise _Refused
                 if how.above_root == "keep":
                     out.append(seg)
+                    kept_above = True
             else:
                 out.pop()
+                removed += 1
             trailing = n == last
             continue
         trailing = False
@@ -633,7 +673,7 @@ def _dots(path: bytes, step: Step, raw: bytes) -> bytes:
     result = b"/" + b"/".join(out)
     if trailing and out and how.trailing == "slash":
         result += b"/"
-    return result
+    return result, removed, kept_above
 
 
 def _lowercase(path: bytes, step: Step, raw: bytes) -> bytes:
