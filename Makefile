@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 RUN_STAMP := $(VENV)/.urlsan-proxy
 STAMP := $(VENV)/.urlsan-installed
 RUN_EXTRAS ?= proxy
-EXTRAS ?= proxy,test,peers,dask,fuzz,spark
+EXTRAS ?= proxy,test,peers,dask,fuzz,spark,docs
 RUN_ARGS ?=
 
 # When $(PYTHON)'s own pip can install into another environment (pip >= 22.3: --python), the
