@@ -21,7 +21,7 @@ PIP := $(PY) -m pip
 VENV_ARGS :=
 endif
 
-.PHONY: install test lint typecheck pytest pytest-pure run docs dist bench bench-proxy check-all clean
+.PHONY: install test check lint typecheck pytest pytest-slow pytest-pure run docs dist bench bench-proxy check-all clean
 
 # The compiled twin and the column loop: a change rebuilds them.
 C_SOURCES := core/_speedups.c core/_columns.c core/_twin.h
@@ -46,10 +46,18 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(PY) tools/typecheck.py
 
+# The suite in two parts, named in tests/conftest.py: `make test` (README's test command) runs
+# the fast one, `make check` the slow one (real servers, Spark, Dask, browsers, hardening).
+# CI runs both.
 pytest: $(STAMP)
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -m "not slow" $(PYTEST_ARGS)
+
+pytest-slow: $(STAMP)
+	$(PY) -m pytest -m slow $(PYTEST_ARGS)
 
 test: lint typecheck pytest
+
+check: pytest-slow
 
 # The pure-Python driver alone (core/canonical.py picks it when the twin is absent): what runs
 # where no C compiler was found.
