@@ -3,7 +3,8 @@ name in what it shows.
 
 Markdown reads a docstring's ``>>>`` lines as nested block quotes; each run of them (up to the
 next blank line, as doctest reads an example and its output) is fenced as ``pycon``, so the page
-shows the session with its prompts, as the reader types it.
+shows the session with its prompts, as the reader types it.  A Sphinx role (``:data:`NAME```),
+which Markdown does not know, is shown as the code it names.
 
 A signature or an attribute whose value is written with a module's private names
 (``rules: frozenset[str] = _MEANING_KEPT``, ``RULES = tuple(_BY_NAME[name] ...)``) would send the
@@ -21,6 +22,7 @@ from typing import Any
 
 import griffe
 
+_ROLE = re.compile(r":(?:data|func|class|meth|attr|mod|obj):`")
 _PRIVATE = re.compile(r"(?<![\w.'\"])_[A-Za-z]\w*")
 
 
@@ -59,7 +61,7 @@ class PublicDefaults(griffe.Extension):
             return
         seen.add(obj.path)
         if obj.docstring is not None:
-            obj.docstring.value = fence_doctests(obj.docstring.value)
+            obj.docstring.value = _ROLE.sub("`", fence_doctests(obj.docstring.value))
         for member in obj.members.values():
             if member.is_alias:
                 continue
