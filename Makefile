@@ -35,7 +35,7 @@ $(RUN_STAMP): $(PY) pyproject.toml setup.py $(C_SOURCES)
 
 $(STAMP): $(PY) pyproject.toml setup.py $(C_SOURCES)
 	$(PIP) install -q -e '.[$(EXTRAS)]'
-	@touch $(STAMP) $(RUN_STAMP)
+	@touch $(STAMP) $(RUN_STAMP) $(if $(findstring docs,$(EXTRAS)),$(DOCS_STAMP))
 
 install: $(STAMP)
 

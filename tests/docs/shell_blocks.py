@@ -2,7 +2,9 @@
 one document's blocks in order in a sandbox.
 
 A block a reader cannot paste on this machine says so with an HTML comment on the line before it
-(invisible on the rendered page): ``<!-- not run: the reason -->``.  Every other block runs.
+(invisible on the rendered page): ``<!-- not run: the reason -->``.  Every other block runs.  A
+``text`` block after ``<!-- output of the last command above -->`` is what the last command of
+the shell block before it prints (standard output and error), and must be.
 
 The runner (``python -m tests.docs.shell_blocks DOC HOME``) is started by the test inside a
 network namespace of its own (``unshare -rn``): every port is free there, as on a reader's
@@ -22,13 +24,13 @@ or when it keeps running and listens on a port (a server).  Servers run as a rea
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import subprocess
 import sys
 import time
 import urllib.request
-from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,6 +38,7 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 SHELLS = ("sh", "bash", "shell")
 _FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 _NOT_RUN = re.compile(r"<!--\s*not run:\s*(.*?)\s*-->\s*\Z", re.DOTALL)
+_OUTPUT = re.compile(r"<!--\s*output of the last command above\s*-->\s*\Z")
 _SECTION = re.compile(r"^## ", re.MULTILINE)
 _BACKGROUND = re.compile(r"\s&\s*(?:#.*)?$")
 _REVERSE = re.compile(r"--mode reverse:http://127\.0\.0\.1:(\d+)")
@@ -45,7 +48,7 @@ _PROXY = re.compile(r"^(?:urlsan proxy|make run|mitmdump|mitmweb)\b(?!.*--help)"
 TIMEOUT = 120.0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True)
 class Block:
     """One shell block: where it is, its section, and its commands (continuations joined)."""
 
@@ -54,6 +57,7 @@ class Block:
     section: int
     commands: tuple[str, ...]
     not_run: str | None  # the reason, when the block is marked not runnable here
+    prints: str | None = None  # what its last command prints, when the docs say
 
     @property
     def where(self) -> str:
@@ -77,11 +81,13 @@ def commands(body: str) -> tuple[str, ...]:
 
 def blocks(doc: Path) -> list[Block]:
     text = doc.read_text(encoding="utf-8")
-    found = []
+    found: list[Block] = []
     for m in _FENCE.finditer(text):
+        before = text[: m.start()]
+        if m.group(1) == "text" and _OUTPUT.search(before) and found:
+            found[-1] = dataclasses.replace(found[-1], prints=m.group(2))
         if m.group(1) not in SHELLS:
             continue
-        before = text[: m.start()]
         marker = _NOT_RUN.search(before)
         found.append(
             Block(
@@ -135,7 +141,8 @@ class Sandbox:
         self.foreground: list[subprocess.Popen[bytes]] = []
         self.servers: list[subprocess.Popen[bytes]] = []
 
-    def run(self, command: str, where: str) -> None:
+    def run(self, command: str, where: str) -> str:
+        """Run the command as the docs say; what it printed (by the time it listened)."""
         background = _BACKGROUND.search(command)
         if background:
             command = command[: background.start()]
@@ -162,13 +169,14 @@ class Sandbox:
         if outcome != "listens":
             if outcome != 0:
                 raise AssertionError(f"{where}: $ {command}\n-> {outcome}\n{output}")
-            return
+            return output
         self.servers.append(proc)
         if not background:
             self.foreground.append(proc)
         if reverse:
             port = _LISTEN_PORT.search(command)
             _through_reverse_proxy(int(port.group(1)) if port else 8080, where)
+        return output
 
     def _wait(self, proc: subprocess.Popen[bytes], before: set[str]) -> int | str:
         deadline = time.monotonic() + TIMEOUT
@@ -209,6 +217,15 @@ def sandbox_dir(cwd: Path) -> None:
     (cwd / ".venv").symlink_to(Path(sys.prefix))
 
 
+def run_block(box: Sandbox, block: Block) -> None:
+    output = ""
+    for command in block.commands:
+        output = box.run(command, block.where)
+        print(f"ok {block.where}: $ {command}", flush=True)
+    if block.prints is not None and output != block.prints:
+        raise AssertionError(f"{block.where}: the last command printed\n{output}")
+
+
 def main(doc: Path, home: Path) -> int:
     cwd = home / "checkout"
     cwd.mkdir()
@@ -224,13 +241,11 @@ def main(doc: Path, home: Path) -> int:
                 box.end_section()
                 section = block.section
             if block.not_run is None:
-                for command in block.commands:
-                    box.run(command, block.where)
-                    print(f"ok {block.where}: $ {command}", flush=True)
+                run_block(box, block)
     finally:
         box.end_section()
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(Path(sys.argv[1]), Path(sys.argv[2])))
+    sys.exit(main(Path(sys.argv[1]).resolve(), Path(sys.argv[2])))

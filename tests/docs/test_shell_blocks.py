@@ -36,6 +36,8 @@ def test_the_pasted_commands_that_failed_before_are_runnable() -> None:
     assert any("certutil -d sql:$HOME/.pki/nssdb -N" in c for c in runnable)
     assert any(c.startswith("urlsan proxy") and "--mode reverse:" in c for c in runnable)
     assert "make run" in {c.split("#")[0].strip() for c in runnable}
+    quick_start = [b for b in blocks(ROOT / "README.md") if b.prints is not None]
+    assert quick_start and quick_start[0].commands[-1].startswith("tail -n1 urlsan-audit.jsonl")
 
 
 @pytest.mark.skipif(_namespaces() is not None, reason=_namespaces() or "")
