@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 RUN_STAMP := $(VENV)/.urlsan-proxy
 STAMP := $(VENV)/.urlsan-installed
 RUN_EXTRAS ?= proxy
-EXTRAS ?= proxy,test,peers,dask,fuzz,spark
+EXTRAS ?= proxy,test,peers,dask,fuzz,spark,docs
 RUN_ARGS ?=
 
 # When $(PYTHON)'s own pip can install into another environment (pip >= 22.3: --python), the
@@ -21,7 +21,7 @@ PIP := $(PY) -m pip
 VENV_ARGS :=
 endif
 
-.PHONY: install test lint typecheck pytest pytest-pure run docs dist bench bench-proxy check-all clean
+.PHONY: install test check lint typecheck pytest pytest-slow pytest-pure run docs dist bench bench-proxy check-all clean
 
 # The compiled twin and the column loop: a change rebuilds them.
 C_SOURCES := core/_speedups.c core/_columns.c core/_twin.h
@@ -35,7 +35,7 @@ $(RUN_STAMP): $(PY) pyproject.toml setup.py $(C_SOURCES)
 
 $(STAMP): $(PY) pyproject.toml setup.py $(C_SOURCES)
 	$(PIP) install -q -e '.[$(EXTRAS)]'
-	@touch $(STAMP) $(RUN_STAMP)
+	@touch $(STAMP) $(RUN_STAMP) $(if $(findstring docs,$(EXTRAS)),$(DOCS_STAMP))
 
 install: $(STAMP)
 
@@ -46,10 +46,18 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(PY) tools/typecheck.py
 
+# The suite in two parts, named in tests/conftest.py: `make test` (README's test command) runs
+# the fast one, `make check` the slow one (real servers, Spark, Dask, browsers, hardening).
+# CI runs both.
 pytest: $(STAMP)
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -m "not slow" $(PYTEST_ARGS)
+
+pytest-slow: $(STAMP)
+	$(PY) -m pytest -m slow $(PYTEST_ARGS)
 
 test: lint typecheck pytest
+
+check: pytest-slow
 
 # The pure-Python driver alone (core/canonical.py picks it when the twin is absent): what runs
 # where no C compiler was found.
