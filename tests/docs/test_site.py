@@ -24,6 +24,7 @@ PUBLIC = (
     "urlsan.core.surt",
     "urlsan.core.backends",
     "urlsan.core.taxonomy",
+    "urlsan.core.severity",
     *sorted(
         f"urlsan.{p.stem}" for p in (ROOT / "urlsan").glob("*.py") if not p.stem.startswith("_")
     ),
