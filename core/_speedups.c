@@ -59,13 +59,13 @@ static const char *const COMPONENT_NAMES[C_COUNT] = {
 enum {
     F_DOT, F_ENCODED_DOT, F_ABOVE_ROOT, F_PARAM_DOTDOT, F_ESCAPED_SLASH, F_BACKSLASH, F_DOUBLE,
     F_PERCENT_U, F_NUL, F_CRLF, F_OVERLONG, F_NUMERIC_HOST, F_USERINFO, F_STRAY, F_RAW_SPACE,
-    F_CONTROL, F_FORMAT, F_INVALID_UTF8, F_COUNT
+    F_CONTROL, F_FORMAT, F_INVALID_UTF8, F_ESCAPED_DOT, F_COUNT
 };
 static const char *const FINDING_NAMES[F_COUNT] = {
     "dot-segment", "encoded-dot-segment", "dot-segment-above-root", "path-parameter-dotdot",
     "escaped-slash", "backslash", "double-encoding", "percent-u", "nul-escape", "crlf-escape",
     "overlong-utf8", "numeric-host", "userinfo", "stray-percent", "raw-space", "control-char",
-    "format-char", "invalid-utf8",
+    "format-char", "invalid-utf8", "escaped-dot",
 };
 
 /* Policy switches: canonical.py derives a policy's flags from FLAGS (exported below).  Rules
@@ -780,29 +780,6 @@ static int decodes_to_separator(State *st, Py_ssize_t i, int rule) {
     return separator_byte(b);
 }
 
-/* Whether the path segment around the escaped dot at target[i] is "." or ".." (raw or escaped),
- * alone or before a ";": else findings._escaped_dots reports it (escaped-dot). */
-static int in_dot_segment(State *st, Py_ssize_t i, Py_ssize_t s, Py_ssize_t e) {
-    Py_ssize_t j = i;
-    while (j > s && CH(st, j - 1) != '/') j--;
-    int dots = 0;
-    while (j < e) {
-        Py_UCS4 c = CH(st, j);
-        if (c == '.') {
-            j++;
-        } else if (c == '%' && j + 2 < e && CH(st, j + 1) == '2' && (CH(st, j + 2) | 0x20) == 'e') {
-            j += 3;
-        } else {
-            break;
-        }
-        dots++;
-    }
-    if (dots < 1 || dots > 2) return 0;
-    if (j == e) return 1;
-    Py_UCS4 c = CH(st, j);
-    return c == '/' || c == '?' || c == '#' || c == ';';
-}
-
 /* findings._escape_once_decoded at a "%" (stray, or "%25") whose decoded "%" is followed by
  * target[a:]: where the escape that one decode makes ends, its two hex digits raw or escaped,
  * at least one escaped ("%%32%65", "%25%32e" are "%2e" once decoded); 0 when it makes none. */
@@ -846,6 +823,7 @@ typedef struct {
     Py_ssize_t escaped_slash; /* the first "%2F" or "%5C" (either case), or -1 */
     Py_ssize_t slashes;       /* how many of those */
     Py_ssize_t slash_at[MAX_OFFSETS]; /* where the first of them are */
+    Py_ssize_t escaped_dot;   /* the first "%2E" (either case), or -1 */
 } PathMarks;
 
 /* After the pass over a path with a raw "\\" or an escaped slash: whether the reference may
@@ -975,8 +953,7 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
                     return decline(st, "double encoding of a dot or separator in the path");
                 if (dend) add_finding(st, F_DOUBLE, component, i, i, dend);
             }
-            if (path && byte == 0x2E && !in_dot_segment(st, i, s, e))
-                return decline(st, "escaped dot in a segment (finding: escaped-dot)");
+            if (path && byte == 0x2E && path->escaped_dot < 0) path->escaped_dot = i;
             if (path && (byte == 0x2F || byte == 0x5C)) {
                 if (slash_rules) return decline(st, "escaped slash, with a rule on them");
                 if (path->escaped_slash < 0) path->escaped_slash = i;
@@ -1103,7 +1080,7 @@ static int scan(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf *out) 
 /* scan() on the path from target[s] on, to its end (marks->end). */
 static int scan_path(State *st, Py_ssize_t s, PathMarks *marks) {
     Py_ssize_t first = st->nedits;
-    marks->backslash = marks->escaped_slash = -1;
+    marks->backslash = marks->escaped_slash = marks->escaped_dot = -1;
     marks->slashes = 0;
     int rc = scan_chars(st, C_PATH, s, st->len, &st->out, marks);
     return rc == OK ? finish_afters(st, first, &st->out) : rc;
@@ -1132,6 +1109,30 @@ static int dots(State *st, Py_ssize_t s, Py_ssize_t e, int *escaped) {
     return n;
 }
 
+/* findings._escaped_dots on the path target[s:e], from the segment of its first "%2E" (first)
+ * on: each segment (cut at "/" and at "\\", as IIS and WHATWG parsers cut) that holds a "%2E"
+ * and is no dot segment once decoded, alone or before a ";" ("index%2Epdf", ".%68tac%2E"), with
+ * its first "%2E": the escape hides an extension or a dot file from a filter on the raw target. */
+static void escaped_dots(State *st, Py_ssize_t s, Py_ssize_t first, Py_ssize_t e) {
+    Py_ssize_t seg = first;
+    while (seg > s && CH(st, seg - 1) != '/' && CH(st, seg - 1) != '\\') seg--;
+    while (seg < e) {
+        Py_ssize_t end = seg, semi = -1, dot = -1;
+        for (; end < e; end++) {
+            Py_UCS4 c = CH(st, end);
+            if (c == '/' || c == '\\') break;
+            if (c == ';' && semi < 0) semi = end;
+            if (c == '%' && dot < 0 && e - end >= 3 && CH(st, end + 1) == '2' &&
+                (CH(st, end + 2) | 0x20) == 'e')
+                dot = end;
+        }
+        int escaped;
+        if (dot >= 0 && dots(st, seg, semi < 0 ? end : semi, &escaped) == 0)
+            add_finding(st, F_ESCAPED_DOT, C_PATH, dot, dot, dot + 3);
+        seg = end + 1;
+    }
+}
+
 /* findings.path on an absolute path target[s:e] (findings.escapes come with the character
  * rules): escaped slashes, the first backslash, dot segments raw or escaped (counting how far
  * ".." climbs), "..;" parameters. */
@@ -1146,6 +1147,7 @@ static void path_findings(State *st, Py_ssize_t s, Py_ssize_t e, const PathMarks
     }
     if (m->backslash >= 0)
         add_finding(st, F_BACKSLASH, C_PATH, m->backslash, m->backslash, m->backslash + 1);
+    if (m->escaped_dot >= 0) escaped_dots(st, s, m->escaped_dot, e);
     /* Every finding of the segment walk below is about a segment that starts with "." or "%2E"
      * (".", "..", "..;"): without one (dotted), the walk is skipped. */
     if (dotted) {

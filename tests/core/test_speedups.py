@@ -206,6 +206,7 @@ TAME_PIECE = st.one_of(
     escapes(st.sampled_from(RESERVED_BYTES)),
     escapes(st.sampled_from(TAME_BYTES)),
     st.sampled_from(["%", "%%", "%4", "%g1", "%zz", "%é", "%%41", "%C3%A9"]),
+    st.sampled_from(["%2E", "%2e", "x%2Ey", ".%2E", "%2e%2E%2e"]),  # escaped-dot, dot segments
     st.sampled_from(list("\x00\x01\t\n\r\x1f\x7f \"<>{}|^`[]#?&=;:@!$'()*+,~")),
     NON_ASCII_TAME,
 )
@@ -468,6 +469,11 @@ ENGAGES = [
     "/a/b/c",
     # escapes the reference reports as findings, with the findings (issue #13)
     "/%2e%2e/",
+    # escaped-dot: a "%2E" inside a segment, which hides an extension or a dot file
+    "/index%2Ehtml",
+    "http://h/a/.%68tac%2e/b?x%2E#y%2e",
+    "/a%2e;x/b%2E%2e/%2E%2E%2E/c%2E/..;%2e",
+    "/a\\b%2e",
     "/a/%2E./b/.%2e;x/%2e",
     "http://h/a%2Fb",
     "/a%2fb",
@@ -543,7 +549,6 @@ DECLINES = [
     "/%252e%252e/x",
     "/%u002e%u002e/x",
     "/a%2f..%2fb",
-    "/index%2Ehtml",
 ]
 
 
