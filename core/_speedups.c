@@ -6,16 +6,16 @@
  * a strict policy it raises the very InvalidTarget the reference raises where that would repair.
  * Handled: origin-form ("/a?b", not "//a"), authority-form and asterisk-form targets, and
  * absolute http/https/ws/wss URLs with any ASCII host: a reg-name (with escapes and characters to
- * escape too), an IPv4 address in any of its forms, an IPv6 literal with or without a zone; with
- * userinfo and a port.  The path, query and fragment may hold anything: escapes, stray "%",
- * characters to escape, non-ASCII text, surrogateescape'd raw bytes, and with them the findings
- * the reference reports there (dot segments raw and escaped, "%25", "%00", "%0D", "%u", a stray
- * "%", escaped and raw bytes that are no UTF-8, raw spaces, controls and format characters,
- * escaped slashes, a backslash).  What one or two decodes, a lax UTF-8 decoder or a "\\"
- * separator may make of a path (an overlong escape, "%252e", "%u002e", "%2E" inside a segment,
- * dots beside a "\\" or an escaped slash) are the reference's.  An IDN, another scheme, a
- * relative reference, or a backslash or escaped slash in the path under a rule on them goes back
- * to Python, which is the reference: tests/core/test_speedups.py holds the two to the same
+ * escape too, and a ":" or "[" left in it: invalid-port, invalid-ip-literal), an IPv4 address in
+ * any of its forms, an IPv6 literal with or without a zone; with userinfo and a port.  The path,
+ * query and fragment may hold anything: escapes, stray "%", characters to escape, non-ASCII text,
+ * surrogateescape'd raw bytes, and with them every finding the reference reports there (dot
+ * segments raw and escaped, "%2E" inside a segment, "%25", "%00", "%0D", "%u", overlong and
+ * other invalid UTF-8, raw spaces, controls and format characters, escaped slashes, a backslash,
+ * what one or two lax decodes make climb above the root, what NFKC makes a separator).  What it
+ * leaves to Python, which is the reference, is one table, DECLINES below (an IDN, another
+ * scheme, a relative reference, a backslash or escaped slash in the path under a rule on them,
+ * ...): tests/core/test_speedups.py gives each reason an example and holds the two to the same
  * output.
  *
  * Each step of driver.py is one static function here (step_scheme, step_authority with
@@ -63,14 +63,14 @@ enum {
     F_DOT, F_ENCODED_DOT, F_ABOVE_ROOT, F_PARAM_DOTDOT, F_ESCAPED_SLASH, F_BACKSLASH, F_DOUBLE,
     F_PERCENT_U, F_NUL, F_CRLF, F_OVERLONG, F_NUMERIC_HOST, F_USERINFO, F_STRAY, F_RAW_SPACE,
     F_CONTROL, F_FORMAT, F_INVALID_UTF8, F_ESCAPED_DOT, F_DECODED_CLIMB, F_INVALID_PORT,
-    F_INVALID_LITERAL, F_COUNT
+    F_INVALID_LITERAL, F_NFKC, F_COUNT
 };
 static const char *const FINDING_NAMES[F_COUNT] = {
     "dot-segment", "encoded-dot-segment", "dot-segment-above-root", "path-parameter-dotdot",
     "escaped-slash", "backslash", "double-encoding", "percent-u", "nul-escape", "crlf-escape",
     "overlong-utf8", "numeric-host", "userinfo", "stray-percent", "raw-space", "control-char",
     "format-char", "invalid-utf8", "escaped-dot", "decoded-dot-segment-above-root",
-    "invalid-port", "invalid-ip-literal",
+    "invalid-port", "invalid-ip-literal", "nfkc-separator",
 };
 
 /* Policy switches: canonical.py derives a policy's flags from FLAGS (exported below).  Rules
@@ -731,7 +731,6 @@ enum {
     D_SLASH_RULE_ESCAPED,
     D_MERGE_SLASHES,
     D_DOT_PREFIX,
-    D_NFKC,
     D_COUNT
 };
 
@@ -750,7 +749,6 @@ static const char *const DECLINES[D_COUNT] = {
     [D_SLASH_RULE_ESCAPED] = "escaped slash, with a rule on them", /* decode-escaped-slash, reject-escaped-slash */
     [D_MERGE_SLASHES] = "merge-slashes on '//'",
     [D_DOT_PREFIX] = "dot removal leaves '//' (dot-prefix guard)",
-    [D_NFKC] = "a character NFKC makes a separator", /* findings._nfkc_separators (unicodedata) */
 };
 
 static const char *declined_why; /* why the last call returned None; NULL: it did not */
@@ -769,8 +767,7 @@ static inline int format_char(Py_UCS4 c) {
 }
 
 /* findings.NFKC_SEPARATORS, from setup(): what NFKC turns into dots, "/", "\\" or "%".  A path
- * holding one, raw or escaped as UTF-8, is the driver's (findings._nfkc_separators reads the
- * segment around it). */
+ * holding one, raw or escaped as UTF-8, has the segment around it read by nfkc_separators(). */
 #define MAX_NFKC 32
 static Py_UCS4 nfkc_chars[MAX_NFKC];
 static int n_nfkc;
@@ -855,6 +852,7 @@ typedef struct {
     Py_ssize_t slash_at[MAX_OFFSETS]; /* where the first of them are */
     Py_ssize_t escaped_dot;   /* the first "%2E" (either case), or -1 */
     int trick;                /* findings._DECODE_TRICK is in it: see decoded_climb() */
+    int nfkc;                 /* a findings.NFKC_SEPARATORS character, raw or escaped */
 } PathMarks;
 
 /* findings._DECODE_TRICK at an escape of byte b (-1: a "%" that starts no escape, "%u" among
@@ -934,7 +932,7 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
             if (tricks && byte >= 0x80 && i >= utf8_end) {
                 int found, n8 = escaped_utf8(st, i, e, byte, &found);
                 utf8_end = i + 3 * n8;
-                if (found < 0 && path) return decline(st, D_NFKC);
+                if (found < 0 && path) path->nfkc = 1;
                 if (found > 0) add_finding(st, found, component, i, i, utf8_end);
             }
             if (tricks && byte == 0x25) {
@@ -1010,7 +1008,7 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
             } else if (format_char(c)) {
                 add_finding(st, F_FORMAT, component, i, i, i + 1);
             } else if (path && nfkc_char(c)) {
-                return decline(st, D_NFKC);
+                path->nfkc = 1;
             }
         }
         unsigned char bytes[4];
@@ -1069,7 +1067,7 @@ static int scan(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf *out) 
 static int scan_path(State *st, Py_ssize_t s, PathMarks *marks) {
     Py_ssize_t first = st->nedits;
     marks->backslash = marks->escaped_slash = marks->escaped_dot = -1;
-    marks->slashes = marks->trick = 0;
+    marks->slashes = marks->trick = marks->nfkc = 0;
     int rc = scan_chars(st, C_PATH, s, st->len, &st->out, marks);
     return rc == OK ? finish_afters(st, first, &st->out) : rc;
 }
@@ -1236,6 +1234,79 @@ static int decoded_climb(State *st, Py_ssize_t s, Py_ssize_t e) {
     return rc;
 }
 
+/* ---- findings._nfkc_separators: what Unicode compatibility normalization (NFKC, UAX #15)
+ * makes of a segment, as IIS's "best fit" mappings and Python's and Java's NFKC on file names
+ * read it.  The characters that may make a separator are few (findings.NFKC_SEPARATORS); the
+ * normalization itself is unicodedata's, called for a segment that holds one of them. */
+
+/* How long the findings._NFKC_CHAR match at target[j] is: 1 for a raw character, 9 for one
+ * escaped as its three UTF-8 bytes (every one of them is in the BMP above U+07FF); 0: none. */
+static int nfkc_match(State *st, Py_ssize_t j, Py_ssize_t e) {
+    Py_UCS4 c = CH(st, j);
+    if (c != '%') return nfkc_char(c);
+    int b0 = escaped_byte(st, j, e), b1 = escaped_byte(st, j + 3, e), b2 = escaped_byte(st, j + 6, e);
+    if (b0 < 0xE0 || b0 > 0xEF || b1 < 0x80 || b1 > 0xBF || b2 < 0x80 || b2 > 0xBF) return 0;
+    return nfkc_char((Py_UCS4)((b0 & 0x0F) << 12 | (b1 & 0x3F) << 6 | (b2 & 0x3F))) ? 9 : 0;
+}
+
+static Py_ssize_t separators(PyObject *text) {
+    Py_ssize_t n = 0;
+    for (Py_ssize_t k = 0; k < PyUnicode_GET_LENGTH(text); k++) {
+        Py_UCS4 c = PyUnicode_READ_CHAR(text, k);
+        n += c == '/' || c == '\\' || c == '%';
+    }
+    return n;
+}
+
+/* Whether NFKC makes the segment a dot segment (before a ";": a servlet container's path
+ * parameter goes) or gives it more separators; -1: an exception. */
+static int nfkc_makes_separator(PyObject *segment) {
+    static PyObject *unquote, *normalize;
+    if (!unquote) {
+        PyObject *parse = PyImport_ImportModule("urllib.parse");
+        PyObject *ud = PyImport_ImportModule("unicodedata");
+        unquote = parse ? PyObject_GetAttrString(parse, "unquote") : NULL;
+        normalize = ud ? PyObject_GetAttrString(ud, "normalize") : NULL;
+        Py_XDECREF(parse);
+        Py_XDECREF(ud);
+        if (!unquote || !normalize) { Py_CLEAR(unquote); Py_CLEAR(normalize); return -1; }
+    }
+    PyObject *decoded = PyObject_CallFunction(unquote, "Oss", segment, "utf-8", "surrogateescape");
+    PyObject *folded = decoded ? PyObject_CallFunction(normalize, "sO", "NFKC", decoded) : NULL;
+    int rc = -1;
+    if (folded) {
+        Py_ssize_t semi = PyUnicode_FindChar(folded, ';', 0, PyUnicode_GET_LENGTH(folded), 1);
+        Py_ssize_t head = semi < 0 ? PyUnicode_GET_LENGTH(folded) : semi;
+        int dots = head >= 1 && head <= 2 && PyUnicode_READ_CHAR(folded, 0) == '.' &&
+                   PyUnicode_READ_CHAR(folded, head - 1) == '.';
+        rc = dots || separators(folded) > separators(decoded);
+    }
+    Py_XDECREF(decoded);
+    Py_XDECREF(folded);
+    return rc;
+}
+
+/* nfkc-separator on the path target[s:e], segment by segment (cut at "/" and "\\"), at the
+ * segment's first such character; 0, or -1 with an exception set. */
+static int nfkc_separators(State *st, Py_ssize_t s, Py_ssize_t e) {
+    for (Py_ssize_t seg = s; seg < e;) {
+        Py_ssize_t end = seg, at = -1;
+        int len = 0;
+        for (; end < e && CH(st, end) != '/' && CH(st, end) != '\\'; end++)
+            if (at < 0 && (len = nfkc_match(st, end, e)) > 0) at = end;
+        if (at >= 0) {
+            PyObject *segment = target_slice(st, seg, end);
+            int found = segment ? nfkc_makes_separator(segment) : -1;
+            Py_XDECREF(segment);
+            if (found < 0) return -1;
+            if (found && add_finding_obj(st, F_NFKC, C_PATH, at, target_slice(st, at, at + len)) < 0)
+                return -1;
+        }
+        seg = end + 1;
+    }
+    return 0;
+}
+
 /* findings.path on an absolute path target[s:e] (findings.escapes come with the character
  * rules): escaped slashes, the first backslash, dot segments raw or escaped (counting how far
  * ".." climbs), "..;" parameters. */
@@ -1251,6 +1322,7 @@ static int path_findings(State *st, Py_ssize_t s, Py_ssize_t e, const PathMarks 
     if (m->backslash >= 0)
         add_finding(st, F_BACKSLASH, C_PATH, m->backslash, m->backslash, m->backslash + 1);
     if (m->escaped_dot >= 0) escaped_dots(st, s, m->escaped_dot, e);
+    if (m->nfkc && nfkc_separators(st, s, e) < 0) return -1;
     /* Every finding of the segment walk below is about a segment that starts with "." or "%2E"
      * (".", "..", "..;"): without one (dotted), the walk is skipped. */
     if (dotted) {

@@ -219,6 +219,9 @@ HOSTILE_PIECE = st.one_of(
     st.text(st.sampled_from("0123456789abcdefABCDEFgGuUzZ%/.é"), max_size=2).map(lambda s: "%" + s),
     st.sampled_from(["%25", "%2e", "%2F", "%5c", "%u", "%u0041", "%U00e9", "%c0%af", "%e0%80%af"]),
     st.sampled_from(["\\", "\udcc0\udc80", "\udcc1", "\\\\"]),
+    st.sampled_from(
+        ["\uff0e", "\uff0f", "\u2025", "\u2026", "%EF%BC%8E", "%ef%bc%85", "%E2%80%A5"]
+    ),
     SURROGATE,
     st.characters(min_codepoint=0x80),
 )
@@ -626,6 +629,9 @@ ENGAGES += [
     "/a/..\\..\\..\\x",
     "/../a\\b",
     "http://h/a\\b/../../c",
+    "/static/\uff0e\uff0e/\uff0e\uff0e/web.config",
+    "/x/%ef%bc%8e%EF%BC%8E/etc?%EF%BC%8F",
+    "/a\\\ufe68b/\u2025;x/wait\u2026what/%EF%BC%85%32%65",
 ]
 
 # One example for every reason the twin gives when it declines (`_speedups.DECLINES`): the
@@ -657,7 +663,6 @@ DECLINE_EXAMPLES: dict[str, tuple[str, Policy, str]] = {
     ),
     "merge-slashes on '//'": ("/a//b", Policy().with_rules("+merge-slashes"), "auto"),
     "dot removal leaves '//' (dot-prefix guard)": ("/a/..//b", Policy(), "auto"),
-    "a character NFKC makes a separator": ("/\uff0e\uff0e/etc", Policy(), "auto"),
 }
 
 
@@ -807,8 +812,8 @@ def _finding_examples() -> list[tuple[str, str]]:
 
 
 # What the twin still declines among the findings' examples: an IDN host is the idna package's
-# (UTS #46), and what NFKC makes of a path, unicodedata's.
-LEFT_TO_PYTHON = {"non-ASCII host (IDN)", "a character NFKC makes a separator"}
+# (UTS #46).
+LEFT_TO_PYTHON = {"non-ASCII host (IDN)"}
 
 
 @needs_twin
