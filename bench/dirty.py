@@ -1,6 +1,7 @@
 """How much of a dirty corpus leaves the compiled path, and what that costs against url-py.
 
     .venv/bin/python bench/dirty.py [--rounds 5] [--seed 1] [--corpus-dir ../shared/data]
+                                    [--count 3000]
 
 The corpus is made of *equivalent dirty spellings of real URLs*: every URL of the ada corpora
 (bench/corpus.py, ~59k URLs from real pages) spelled again by a seeded generator that knows
@@ -14,7 +15,10 @@ one finding kind spliced into the path or query.  Two tables:
    (`_speedups.declined()`); URLs whose host is an IDN are counted apart, with their own share
    (UTS #46 is the idna package's);
 2. canonicalize's throughput against url-py (the Rust url crate) on the same corpus, the rounds
-   interleaved so that drift of the machine hits both alike; the best round counts.
+   interleaved so that drift of the machine hits both alike; the best round counts.  With
+   ``--count N`` (valgrind installed), also instructions per URL under callgrind, for both, on N
+   URLs of the corpus, clean and dirty: a process that runs every URL twice less one that runs it
+   once, so that start-up cancels out.  A count is not moved by other load on the machine.
 
 Goals (one-truth issue): at most 0.5% leaves the compiled path under the default profile, IDN
 hosts apart; at least 2.4x url-py.
@@ -25,8 +29,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
+import json
+import os
 import random
+import re
+import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -220,21 +229,71 @@ def throughput_table(urls: list[str], rounds: int) -> None:
     print(f"  urlsan / url-py: {ratio:.2f}x (goal >= 2.4x: {'met' if ratio >= 2.4 else 'NOT met'})")
 
 
+# Runs in a process of its own under callgrind: each URL of a JSON file, ``passes`` times over.
+WORKER = """
+import json, sys
+urls = json.load(open(sys.argv[2]))
+if sys.argv[1] == "urlsan":
+    from urlsan.core import canonicalize
+    fn = lambda u: canonicalize(u).url
+else:
+    import url as url_py
+    def fn(u):
+        try:
+            return str(url_py.URL.parse(u))
+        except (url_py.URLError, ValueError):
+            return None
+for _ in range(int(sys.argv[3])):
+    for u in urls:
+        fn(u)
+"""
+
+
+def instructions(who: str, urls: list[str]) -> float:
+    """Instructions per URL of ``who`` ("urlsan" or "url-py") on ``urls``."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(urls, f)
+    counts = []
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    try:
+        for passes in ("1", "2"):
+            command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
+            command += [sys.executable, "-c", WORKER, who, f.name, passes]
+            done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+            counts.append(int(re.search(r"Collected : (\d+)", done.stderr)[1]))  # type: ignore[index]
+    finally:
+        os.unlink(f.name)
+    return (counts[1] - counts[0]) / len(urls)
+
+
+def instructions_table(sets: dict[str, list[str]]) -> None:
+    print(f"\ninstructions per URL under callgrind ({len(next(iter(sets.values())))} URLs a set)")
+    print(f"{'set':<8}{'urlsan':>10}{'url-py':>10}{'ratio':>9}")
+    for name, urls in sets.items():
+        ours, theirs = instructions("urlsan", urls), instructions("url-py", urls)
+        print(f"{name:<8}{ours / 1000:>9.2f}k{theirs / 1000:>9.2f}k{theirs / ours:>8.2f}x")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--corpus-dir", type=Path, default=HERE.parent.parent / "shared" / "data")
+    parser.add_argument("--count", type=int, default=0, help="URLs a set under callgrind")
     args = parser.parse_args()
     print(f"Python {sys.version.split()[0]}")
     if compiled.twin is None:
         print("the compiled twin is not loaded: every URL takes the Python driver")
         return 1
     rng = random.Random(args.seed)
-    urls = [spell(u, rng) for u in load(args.corpus_dir)]
+    real = load(args.corpus_dir)
+    urls = [spell(u, rng) for u in real]
     print(f"{len(urls)} dirty spellings of the URLs of {', '.join(CORPORA)} (seed {args.seed})")
     share_table(urls)
     throughput_table(urls, args.rounds)
+    if args.count:
+        picks = random.Random(args.seed).sample(range(len(real)), args.count)
+        instructions_table({"clean": [real[k] for k in picks], "dirty": [urls[k] for k in picks]})
     return 0
 
 
