@@ -6,16 +6,16 @@
  * a strict policy it raises the very InvalidTarget the reference raises where that would repair.
  * Handled: origin-form ("/a?b", not "//a"), authority-form and asterisk-form targets, and
  * absolute http/https/ws/wss URLs with any ASCII host: a reg-name (with escapes and characters to
- * escape too), an IPv4 address in any of its forms, an IPv6 literal with or without a zone; with
- * userinfo and a port.  The path, query and fragment may hold anything: escapes, stray "%",
- * characters to escape, non-ASCII text, surrogateescape'd raw bytes, and with them the findings
- * the reference reports there (dot segments raw and escaped, "%25", "%00", "%0D", "%u", a stray
- * "%", escaped and raw bytes that are no UTF-8, raw spaces, controls and format characters,
- * escaped slashes, a backslash).  What one or two decodes, a lax UTF-8 decoder or a "\\"
- * separator may make of a path (an overlong escape, "%252e", "%u002e", "%2E" inside a segment,
- * dots beside a "\\" or an escaped slash) are the reference's.  An IDN, another scheme, a
- * relative reference, or a backslash or escaped slash in the path under a rule on them goes back
- * to Python, which is the reference: tests/core/test_speedups.py holds the two to the same
+ * escape too, and a ":" or "[" left in it: invalid-port, invalid-ip-literal), an IPv4 address in
+ * any of its forms, an IPv6 literal with or without a zone; with userinfo and a port.  The path,
+ * query and fragment may hold anything: escapes, stray "%", characters to escape, non-ASCII text,
+ * surrogateescape'd raw bytes, and with them every finding the reference reports there (dot
+ * segments raw and escaped, "%2E" inside a segment, "%25", "%00", "%0D", "%u", overlong and
+ * other invalid UTF-8, raw spaces, controls and format characters, escaped slashes, a backslash,
+ * what one or two lax decodes make climb above the root, what NFKC makes a separator).  What it
+ * leaves to Python, which is the reference, is one table, DECLINES below (an IDN, another
+ * scheme, a relative reference, a backslash or escaped slash in the path under a rule on them,
+ * ...): tests/core/test_speedups.py gives each reason an example and holds the two to the same
  * output.
  *
  * Each step of driver.py is one static function here (step_scheme, step_authority with
@@ -34,6 +34,9 @@
 #include <Python.h>
 #include <stddef.h>
 #include <string.h>
+#ifdef _MSC_VER
+#include <intrin.h> /* _BitScanForward */
+#endif
 
 #include "_twin.h"
 
@@ -59,13 +62,15 @@ static const char *const COMPONENT_NAMES[C_COUNT] = {
 enum {
     F_DOT, F_ENCODED_DOT, F_ABOVE_ROOT, F_PARAM_DOTDOT, F_ESCAPED_SLASH, F_BACKSLASH, F_DOUBLE,
     F_PERCENT_U, F_NUL, F_CRLF, F_OVERLONG, F_NUMERIC_HOST, F_USERINFO, F_STRAY, F_RAW_SPACE,
-    F_CONTROL, F_FORMAT, F_INVALID_UTF8, F_COUNT
+    F_CONTROL, F_FORMAT, F_INVALID_UTF8, F_ESCAPED_DOT, F_DECODED_CLIMB, F_INVALID_PORT,
+    F_INVALID_LITERAL, F_NFKC, F_COUNT
 };
 static const char *const FINDING_NAMES[F_COUNT] = {
     "dot-segment", "encoded-dot-segment", "dot-segment-above-root", "path-parameter-dotdot",
     "escaped-slash", "backslash", "double-encoding", "percent-u", "nul-escape", "crlf-escape",
     "overlong-utf8", "numeric-host", "userinfo", "stray-percent", "raw-space", "control-char",
-    "format-char", "invalid-utf8",
+    "format-char", "invalid-utf8", "escaped-dot", "decoded-dot-segment-above-root",
+    "invalid-port", "invalid-ip-literal", "nfkc-separator",
 };
 
 /* Policy switches: canonical.py derives a policy's flags from FLAGS (exported below).  Rules
@@ -531,11 +536,27 @@ static PyObject *input_str(PyObject *target, int kind, const void *data, Py_ssiz
     return PyUnicode_Substring(target, s, e);
 }
 
+/* The index of the lowest bit set in bits (not 0): GCC's and Clang's builtin, MSVC's intrinsic
+ * (Windows wheels are built with MSVC, which has no __builtin_ctz), else a loop. */
+static inline int lowest_bit(unsigned bits) {
+#if defined(__GNUC__) || defined(__clang__)
+    return __builtin_ctz(bits);
+#elif defined(_MSC_VER)
+    unsigned long k;
+    _BitScanForward(&k, bits);
+    return (int)k;
+#else
+    int k = 0;
+    for (; !(bits & 1u); bits >>= 1) k++;
+    return k;
+#endif
+}
+
 /* The rule of an edit holding the rules of bits: one name, or the names in pipeline.RULES's
  * order joined by "+" (a folded edit). */
 static PyObject *rules_name(unsigned bits) {
     if ((bits & (bits - 1)) == 0) {
-        return Py_NewRef(rule_str[__builtin_ctz(bits)]);
+        return Py_NewRef(rule_str[lowest_bit(bits)]);
     }
     PyObject *key = PyLong_FromUnsignedLong(bits), *name = NULL;
     if (!key) return NULL;
@@ -691,10 +712,49 @@ static int refuse_repair(int rule, int component, Py_ssize_t offset, PyObject *m
     return FAIL;
 }
 
+/* ---- what this twin declines: every reason, here and nowhere else (exported as the tuple
+ * DECLINES; tests/core/test_speedups.py holds an example target for each, and finds no other
+ * reason in this file).  Each is a class of target the Python driver serves instead. */
+
+enum {
+    D_FORM,
+    D_ORIGIN,
+    D_SCHEME,
+    D_RELATIVE,
+    D_OTHER_SCHEME,
+    D_INT_PREFIX,
+    D_HOST_FOLD,
+    D_EMPTY_HOST,
+    D_IDN,
+    D_IPVFUTURE,
+    D_SLASH_RULE_BACKSLASH,
+    D_SLASH_RULE_ESCAPED,
+    D_MERGE_SLASHES,
+    D_DOT_PREFIX,
+    D_COUNT
+};
+
+static const char *const DECLINES[D_COUNT] = {
+    [D_FORM] = "form", /* a form code the twin does not know */
+    [D_ORIGIN] = "origin-form not starting with one '/'", /* "//a" and "a/b": RFC 9112 §3.2.1 origin-form starts with one "/" */
+    [D_SCHEME] = "scheme", /* a scheme with no letter first (RFC 3986 §3.1), or one left uppercase */
+    [D_RELATIVE] = "no scheme '://' (relative, or another shape)", /* a relative reference, "http:/h", "mailto:x" */
+    [D_OTHER_SCHEME] = "scheme without a default port", /* a scheme other than http(s) and ws(s) */
+    [D_INT_PREFIX] = "numeric host with int() prefixes", /* numeric-host on a host Python's int() reads otherwise */
+    [D_HOST_FOLD] = "host with FOLD_AFTER edits in two passes", /* a host whose edits fold in two passes */
+    [D_EMPTY_HOST] = "empty host",
+    [D_IDN] = "non-ASCII host (IDN)", /* idna-host (UTS #46) is the idna package's */
+    [D_IPVFUTURE] = "IPvFuture literal",
+    [D_SLASH_RULE_BACKSLASH] = "backslash, with a rule on them", /* backslash-as-slash, reject-escaped-slash */
+    [D_SLASH_RULE_ESCAPED] = "escaped slash, with a rule on them", /* decode-escaped-slash, reject-escaped-slash */
+    [D_MERGE_SLASHES] = "merge-slashes on '//'",
+    [D_DOT_PREFIX] = "dot removal leaves '//' (dot-prefix guard)",
+};
+
 static const char *declined_why; /* why the last call returned None; NULL: it did not */
 
-static int decline(State *st, const char *why) {
-    st->why = why;
+static int decline(State *st, int why) {
+    st->why = DECLINES[why];
     return REFUSE;
 }
 
@@ -707,8 +767,7 @@ static inline int format_char(Py_UCS4 c) {
 }
 
 /* findings.NFKC_SEPARATORS, from setup(): what NFKC turns into dots, "/", "\\" or "%".  A path
- * holding one, raw or escaped as UTF-8, is the driver's (findings._nfkc_separators reads the
- * segment around it). */
+ * holding one, raw or escaped as UTF-8, has the segment around it read by nfkc_separators(). */
 #define MAX_NFKC 32
 static Py_UCS4 nfkc_chars[MAX_NFKC];
 static int n_nfkc;
@@ -758,51 +817,6 @@ static int escaped_utf8(State *st, Py_ssize_t i, Py_ssize_t e, int b0, int *foun
     return n;
 }
 
-/* A byte that a second decode makes, which findings._decoded_climb may read as a dot or a
- * separator (itself, or as a lax UTF-8 decoder's lead): the reference is to decide. */
-static inline int separator_byte(int b) {
-    return b == 0x2E || b == 0x2F || b == 0x5C || b >= 0x80;
-}
-
-/* Whether the escape trick ``rule`` at target[i] may decode to a dot, a slash, a backslash or a
- * byte that a lax UTF-8 decoder reads as one: "%252e", "%25c0", "%u002e", "%u00c0"
- * (findings._decoded_climb is the reference's). */
-static int decodes_to_separator(State *st, Py_ssize_t i, int rule) {
-    int b;
-    if (rule == F_DOUBLE) {
-        b = hexval(CH(st, i + 3)) << 4 | hexval(CH(st, i + 4));
-    } else if (rule == F_PERCENT_U) {
-        if (hexval(CH(st, i + 2)) || hexval(CH(st, i + 3))) return 0; /* above U+00FF */
-        b = hexval(CH(st, i + 4)) << 4 | hexval(CH(st, i + 5));
-    } else {
-        return 0;
-    }
-    return separator_byte(b);
-}
-
-/* Whether the path segment around the escaped dot at target[i] is "." or ".." (raw or escaped),
- * alone or before a ";": else findings._escaped_dots reports it (escaped-dot). */
-static int in_dot_segment(State *st, Py_ssize_t i, Py_ssize_t s, Py_ssize_t e) {
-    Py_ssize_t j = i;
-    while (j > s && CH(st, j - 1) != '/') j--;
-    int dots = 0;
-    while (j < e) {
-        Py_UCS4 c = CH(st, j);
-        if (c == '.') {
-            j++;
-        } else if (c == '%' && j + 2 < e && CH(st, j + 1) == '2' && (CH(st, j + 2) | 0x20) == 'e') {
-            j += 3;
-        } else {
-            break;
-        }
-        dots++;
-    }
-    if (dots < 1 || dots > 2) return 0;
-    if (j == e) return 1;
-    Py_UCS4 c = CH(st, j);
-    return c == '/' || c == '?' || c == '#' || c == ';';
-}
-
 /* findings._escape_once_decoded at a "%" (stray, or "%25") whose decoded "%" is followed by
  * target[a:]: where the escape that one decode makes ends, its two hex digits raw or escaped,
  * at least one escaped ("%%32%65", "%25%32e" are "%2e" once decoded); 0 when it makes none. */
@@ -827,16 +841,6 @@ static Py_ssize_t once_escape_end(State *st, Py_ssize_t a, Py_ssize_t e, int *by
 }
 
 
-/* target[j:j+3] is "%2F", "%5C" or "%2E" (either case), as which ('/', '\\', '.'); else 0. */
-static int escaped_mark(State *st, Py_ssize_t j, Py_ssize_t e) {
-    if (j + 2 >= e || CH(st, j) != '%') return 0;
-    Py_UCS4 a = CH(st, j + 1), b = CH(st, j + 2) | 0x20;
-    if (a == '2' && b == 'f') return '/';
-    if (a == '5' && b == 'c') return '\\';
-    if (a == '2' && b == 'e') return '.';
-    return 0;
-}
-
 
 /* What the character pass over a path finds on the way: where the path ends (RFC 3986 §3.3: at
  * the first "?" or "#"), and what findings.path reports that is not about dot segments. */
@@ -846,46 +850,16 @@ typedef struct {
     Py_ssize_t escaped_slash; /* the first "%2F" or "%5C" (either case), or -1 */
     Py_ssize_t slashes;       /* how many of those */
     Py_ssize_t slash_at[MAX_OFFSETS]; /* where the first of them are */
+    Py_ssize_t escaped_dot;   /* the first "%2E" (either case), or -1 */
+    int trick;                /* findings._DECODE_TRICK is in it: see decoded_climb() */
+    int nfkc;                 /* a findings.NFKC_SEPARATORS character, raw or escaped */
 } PathMarks;
 
-/* After the pass over a path with a raw "\\" or an escaped slash: whether the reference may
- * read dot segments that findings.path's walk on "/" does not.  The path is cut at "/", "\\",
- * "%2F" and "%5C"; a piece of one or two dots (raw or "%2E", a ";" after them or not) matters
- * when it is cut off by anything but "/" (a decode splits there, IIS reads "\\" as "/").  (With
- * a raw "\\" the segments also count differently: see dot-segment-above-root in step_path.) */
-static int separators_matter(State *st, Py_ssize_t s, Py_ssize_t e, const PathMarks *m) {
-    int left_plain = 1; /* the piece starts after a "/" or at the path's start */
-    const Py_UCS1 *s1 = st->s1;
-    /* The pieces before the one the first "\\" or escaped slash ends are cut by "/" only. */
-    Py_ssize_t j = m->backslash >= 0 && (m->escaped_slash < 0 || m->backslash < m->escaped_slash)
-                       ? m->backslash
-                       : m->escaped_slash;
-    while (j > s && CH(st, j - 1) != '/') j--;
-    for (;;) {
-        int dots = 0, lead = 1, tail_ok = 1, right_plain = 1, cut = 0;
-        for (; j < e; j++) {
-            Py_UCS4 c = s1 ? s1[j] : CH(st, j); /* s1: a 1-byte str, read without dispatch */
-            int mark = c == '%' ? escaped_mark(st, j, e) : 0;
-            if (c == '/') { cut = 1; break; }
-            if (c == '\\' || mark == '/' || mark == '\\') {
-                right_plain = 0;
-                cut = mark ? 3 : 1;
-                break;
-            }
-            if (lead && (c == '.' || mark == '.')) {
-                dots++;
-                if (mark) j += 2;
-            } else {
-                if (lead && c != ';') tail_ok = 0;
-                lead = 0;
-                if (mark) j += 2;
-            }
-        }
-        if (tail_ok && (dots == 1 || dots == 2) && (!left_plain || !right_plain)) return 1;
-        if (!cut) return 0;
-        left_plain = right_plain;
-        j += cut;
-    }
+/* findings._DECODE_TRICK at an escape of byte b (-1: a "%" that starts no escape, "%u" among
+ * them): what a second decoder, IIS's %u or a lax UTF-8 decoder may make a separator of. */
+static inline int decode_trick(int b) {
+    return b < 0 || b == 0x25 || b == 0x2F || b == 0x5C || b == 0xC0 || b == 0xC1 ||
+           b == 0xE0 || b == 0xE1 || b == 0xF0 || b == 0xF1;
 }
 
 /* rules.Scanner.scan: decode-unreserved, uppercase-escape, encode-stray-percent, encode-unsafe,
@@ -933,15 +907,12 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
         if (c == '%') {
             int rule, n = tricks && i >= trick_end ? escape_trick(st, i, e, &rule) : 0;
             if (n) {
-                /* In the path, what a second or lax decode makes of it is the reference's to
-                 * say (findings._decoded_climb). */
-                if (path && decodes_to_separator(st, i, rule))
-                    return decline(st, "double encoding or %u of a dot or separator in the path");
                 add_finding(st, rule, component, i, i, i + n);
                 trick_end = i + n;
             }
             int hi = i + 2 < e ? hexval(CH(st, i + 1)) : -1;
             int lo = hi >= 0 ? hexval(CH(st, i + 2)) : -1;
+            if (path && decode_trick(lo < 0 ? -1 : hi << 4 | lo)) path->trick = 1;
             if (lo < 0) {
                 if (st->flags & FL_STRICT) /* RFC 3986 §2.4 */
                     return refuse_repair(R_STRAY, component, i,
@@ -949,8 +920,6 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
                 if (tricks && !(n && rule == F_PERCENT_U)) {
                     int twice;
                     Py_ssize_t dend = once_escape_end(st, i + 1, e, &twice);
-                    if (dend && path && separator_byte(twice))
-                        return decline(st, "double encoding of a dot or separator in the path");
                     add_finding(st, F_STRAY, component, i, i, i + 1);
                     if (dend) add_finding(st, F_DOUBLE, component, i, i, dend);
                 }
@@ -963,22 +932,17 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
             if (tricks && byte >= 0x80 && i >= utf8_end) {
                 int found, n8 = escaped_utf8(st, i, e, byte, &found);
                 utf8_end = i + 3 * n8;
-                if (found == F_OVERLONG && path) /* a lax decoder's dot or slash */
-                    return decline(st, "overlong UTF-8 in the path");
-                if (found < 0 && path) return decline(st, "a character NFKC makes a separator");
+                if (found < 0 && path) path->nfkc = 1;
                 if (found > 0) add_finding(st, found, component, i, i, utf8_end);
             }
             if (tricks && byte == 0x25) {
                 int twice;
                 Py_ssize_t dend = once_escape_end(st, i + 3, e, &twice);
-                if (dend && path && separator_byte(twice))
-                    return decline(st, "double encoding of a dot or separator in the path");
                 if (dend) add_finding(st, F_DOUBLE, component, i, i, dend);
             }
-            if (path && byte == 0x2E && !in_dot_segment(st, i, s, e))
-                return decline(st, "escaped dot in a segment (finding: escaped-dot)");
+            if (path && byte == 0x2E && path->escaped_dot < 0) path->escaped_dot = i;
             if (path && (byte == 0x2F || byte == 0x5C)) {
-                if (slash_rules) return decline(st, "escaped slash, with a rule on them");
+                if (slash_rules) return decline(st, D_SLASH_RULE_ESCAPED);
                 if (path->escaped_slash < 0) path->escaped_slash = i;
                 if (path->slashes < MAX_OFFSETS) path->slash_at[path->slashes] = i;
                 path->slashes++;
@@ -1008,8 +972,9 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
         if (c < 128) {
             if (path && (c == '?' || c == '#')) break; /* the path's end */
             if (path && c == '\\') {
-                if (slash_rules) return decline(st, "backslash, with a rule on them");
+                if (slash_rules) return decline(st, D_SLASH_RULE_BACKSLASH);
                 if (path->backslash < 0) path->backslash = i;
+                path->trick = 1;
             }
             if (tricks && (c <= 0x20 || c == 0x7F))
                 add_finding(st, c == ' ' ? F_RAW_SPACE : F_CONTROL, component, i, i, i + 1);
@@ -1032,8 +997,6 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
         if (tricks && i >= raw_end) { /* findings._RAW_ODD */
             if (c >= 0xDC80 && c <= 0xDCFF) { /* a raw byte that was no UTF-8 */
                 Py_UCS4 next = i + 1 < e ? CH(st, i + 1) : 0;
-                if (path && (c == 0xDCC0 || c == 0xDCC1 || c == 0xDCE0 || c == 0xDCF0))
-                    return decline(st, "a raw overlong lead byte in the path");
                 if ((c == 0xDCC0 || c == 0xDCC1) && next >= 0xDC80 && next <= 0xDCBF) {
                     add_finding(st, F_OVERLONG, component, i, i, i + 2); /* RFC 3629 §10 */
                     raw_end = i + 2;
@@ -1045,7 +1008,7 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
             } else if (format_char(c)) {
                 add_finding(st, F_FORMAT, component, i, i, i + 1);
             } else if (path && nfkc_char(c)) {
-                return decline(st, "a character NFKC makes a separator");
+                path->nfkc = 1;
             }
         }
         unsigned char bytes[4];
@@ -1103,8 +1066,8 @@ static int scan(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf *out) 
 /* scan() on the path from target[s] on, to its end (marks->end). */
 static int scan_path(State *st, Py_ssize_t s, PathMarks *marks) {
     Py_ssize_t first = st->nedits;
-    marks->backslash = marks->escaped_slash = -1;
-    marks->slashes = 0;
+    marks->backslash = marks->escaped_slash = marks->escaped_dot = -1;
+    marks->slashes = marks->trick = marks->nfkc = 0;
     int rc = scan_chars(st, C_PATH, s, st->len, &st->out, marks);
     return rc == OK ? finish_afters(st, first, &st->out) : rc;
 }
@@ -1132,10 +1095,222 @@ static int dots(State *st, Py_ssize_t s, Py_ssize_t e, int *escaped) {
     return n;
 }
 
+/* findings._escaped_dots on the path target[s:e], from the segment of its first "%2E" (first)
+ * on: each segment (cut at "/" and at "\\", as IIS and WHATWG parsers cut) that holds a "%2E"
+ * and is no dot segment once decoded, alone or before a ";" ("index%2Epdf", ".%68tac%2E"), with
+ * its first "%2E": the escape hides an extension or a dot file from a filter on the raw target. */
+static void escaped_dots(State *st, Py_ssize_t s, Py_ssize_t first, Py_ssize_t e) {
+    Py_ssize_t seg = first;
+    while (seg > s && CH(st, seg - 1) != '/' && CH(st, seg - 1) != '\\') seg--;
+    while (seg < e) {
+        Py_ssize_t end = seg, semi = -1, dot = -1;
+        for (; end < e; end++) {
+            Py_UCS4 c = CH(st, end);
+            if (c == '/' || c == '\\') break;
+            if (c == ';' && semi < 0) semi = end;
+            if (c == '%' && dot < 0 && e - end >= 3 && CH(st, end + 1) == '2' &&
+                (CH(st, end + 2) | 0x20) == 'e')
+                dot = end;
+        }
+        int escaped;
+        if (dot >= 0 && dots(st, seg, semi < 0 ? end : semi, &escaped) == 0)
+            add_finding(st, F_ESCAPED_DOT, C_PATH, dot, dot, dot + 3);
+        seg = end + 1;
+    }
+}
+
+/* ---- findings._decoded_climb: what one or two lax decodes make of a path */
+
+/* findings._climbs on u[0:n]: a ".." that RFC 3986 §5.2.4 takes above the root. */
+static int climbs(const Py_UCS4 *u, Py_ssize_t n) {
+    Py_ssize_t seg = 0, depth = 0;
+    while (seg < n && u[seg] != '/') seg++; /* what comes before the first "/" is no segment */
+    if (seg == n) return 0;
+    for (seg++;; seg++) {
+        Py_ssize_t end = seg;
+        while (end < n && u[end] != '/') end++;
+        Py_ssize_t len = end - seg;
+        if (len == 2 && u[seg] == '.' && u[seg + 1] == '.') {
+            if (depth == 0) return 1;
+            depth--;
+        } else if (!(len == 1 && u[seg] == '.') && end < n) {
+            depth++;
+        }
+        if (end == n) return 0;
+        seg = end;
+    }
+}
+
+static inline int hex4(const Py_UCS4 *u) {
+    int v = 0;
+    for (int k = 0; k < 4; k++) {
+        int h = hexval(u[k]);
+        if (h < 0) return -1;
+        v = v << 4 | h;
+    }
+    return v;
+}
+
+/* findings._decode, from in[0:n] to out (no longer): every escape (%XX above 127 as its
+ * surrogateescape character), IIS's %uXXXX, then overlong UTF-8 read without its checks
+ * (findings._LAX: "\xc0\xae" is "."), then "\\" as "/".  Returns out's length. */
+static Py_ssize_t lax_decode(const Py_UCS4 *in, Py_ssize_t n, Py_UCS4 *out) {
+    Py_ssize_t k = 0;
+    for (Py_ssize_t i = 0; i < n;) {
+        int v;
+        if (in[i] == '%' && n - i >= 6 && (in[i + 1] | 0x20) == 'u' && (v = hex4(in + i + 2)) >= 0) {
+            out[k++] = (Py_UCS4)v;
+            i += 6;
+        } else if (in[i] == '%' && n - i >= 3 && hexval(in[i + 1]) >= 0 && hexval(in[i + 2]) >= 0) {
+            v = hexval(in[i + 1]) << 4 | hexval(in[i + 2]);
+            out[k++] = (Py_UCS4)(v < 0x80 ? v : 0xDC00 + v);
+            i += 3;
+        } else {
+            out[k++] = in[i++];
+        }
+    }
+    Py_ssize_t m = 0;
+    for (Py_ssize_t i = 0; i < k;) { /* in place: the output never runs ahead of the input */
+        Py_UCS4 c = out[i];
+        int size = 0;
+        if ((c == 0xDCC0 || c == 0xDCC1) && k - i >= 2)
+            size = 2;
+        else if (c == 0xDCE0 && k - i >= 3 && out[i + 1] >= 0xDC80 && out[i + 1] <= 0xDC9F)
+            size = 3;
+        else if (c == 0xDCF0 && k - i >= 4 && out[i + 1] >= 0xDC80 && out[i + 1] <= 0xDC8F)
+            size = 4;
+        if (size) { /* a character's low byte, as findings._decode's lax() reads it */
+            Py_UCS4 v = c & (size == 2 ? 0x1F : size == 3 ? 0x0F : 0x07);
+            for (int j = 1; j < size; j++) v = v << 6 | (out[i + j] & 0x3F);
+            out[m++] = v;
+            i += size;
+        } else {
+            out[m++] = c == '\\' ? '/' : c;
+            i++;
+        }
+    }
+    return m;
+}
+
+/* decoded-dot-segment-above-root: a ".." that one or two decodes make climb above the root of
+ * the path target[s:e], where the raw path does not (the decodes a backend behind the proxy may
+ * make: CWE-174).  0, or -1 with an exception set. */
+static int decoded_climb(State *st, Py_ssize_t s, Py_ssize_t e) {
+    for (int k = 0; k < st->nfindings; k++)
+        if (st->findings[k].rule == F_ABOVE_ROOT && st->findings[k].component == C_PATH) return 0;
+    Py_ssize_t n = e - s;
+    Py_UCS4 *buf = PyMem_Malloc((size_t)(3 * n + 1) * sizeof(Py_UCS4));
+    if (!buf) { PyErr_NoMemory(); return -1; }
+    Py_UCS4 *raw = buf, *once = buf + n, *twice = buf + 2 * n;
+    Py_ssize_t r = 0; /* the path with "%2E" as "." and "\\" as "/" (findings.path's text) */
+    for (Py_ssize_t i = s; i < e; i++) {
+        Py_UCS4 c = CH(st, i);
+        raw[i - s] = c == '\\' ? '/' : c;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (raw[i] == '%' && n - i >= 3 && raw[i + 1] == '2' && (raw[i + 2] | 0x20) == 'e') {
+            once[r++] = '.';
+            i += 2;
+        } else {
+            once[r++] = raw[i];
+        }
+    }
+    int rc = 0;
+    if (!climbs(once, r)) {
+        Py_ssize_t n1 = lax_decode(raw, n, once), n2 = 0;
+        const Py_UCS4 *view = climbs(once, n1) ? once : NULL;
+        if (!view) {
+            n2 = lax_decode(once, n1, twice);
+            if (climbs(twice, n2)) view = twice;
+        }
+        if (view) {
+            Py_ssize_t len = view == once ? n1 : n2;
+            PyObject *detail =
+                PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, view, len < 200 ? len : 200);
+            rc = add_finding_obj(st, F_DECODED_CLIMB, C_PATH, s, detail);
+        }
+    }
+    PyMem_Free(buf);
+    return rc;
+}
+
+/* ---- findings._nfkc_separators: what Unicode compatibility normalization (NFKC, UAX #15)
+ * makes of a segment, as IIS's "best fit" mappings and Python's and Java's NFKC on file names
+ * read it.  The characters that may make a separator are few (findings.NFKC_SEPARATORS); the
+ * normalization itself is unicodedata's, called for a segment that holds one of them. */
+
+/* How long the findings._NFKC_CHAR match at target[j] is: 1 for a raw character, 9 for one
+ * escaped as its three UTF-8 bytes (every one of them is in the BMP above U+07FF); 0: none. */
+static int nfkc_match(State *st, Py_ssize_t j, Py_ssize_t e) {
+    Py_UCS4 c = CH(st, j);
+    if (c != '%') return nfkc_char(c);
+    int b0 = escaped_byte(st, j, e), b1 = escaped_byte(st, j + 3, e), b2 = escaped_byte(st, j + 6, e);
+    if (b0 < 0xE0 || b0 > 0xEF || b1 < 0x80 || b1 > 0xBF || b2 < 0x80 || b2 > 0xBF) return 0;
+    return nfkc_char((Py_UCS4)((b0 & 0x0F) << 12 | (b1 & 0x3F) << 6 | (b2 & 0x3F))) ? 9 : 0;
+}
+
+static Py_ssize_t separators(PyObject *text) {
+    Py_ssize_t n = 0;
+    for (Py_ssize_t k = 0; k < PyUnicode_GET_LENGTH(text); k++) {
+        Py_UCS4 c = PyUnicode_READ_CHAR(text, k);
+        n += c == '/' || c == '\\' || c == '%';
+    }
+    return n;
+}
+
+/* Whether NFKC makes the segment a dot segment (before a ";": a servlet container's path
+ * parameter goes) or gives it more separators; -1: an exception. */
+static int nfkc_makes_separator(PyObject *segment) {
+    static PyObject *unquote, *normalize;
+    if (!unquote) {
+        PyObject *parse = PyImport_ImportModule("urllib.parse");
+        PyObject *ud = PyImport_ImportModule("unicodedata");
+        unquote = parse ? PyObject_GetAttrString(parse, "unquote") : NULL;
+        normalize = ud ? PyObject_GetAttrString(ud, "normalize") : NULL;
+        Py_XDECREF(parse);
+        Py_XDECREF(ud);
+        if (!unquote || !normalize) { Py_CLEAR(unquote); Py_CLEAR(normalize); return -1; }
+    }
+    PyObject *decoded = PyObject_CallFunction(unquote, "Oss", segment, "utf-8", "surrogateescape");
+    PyObject *folded = decoded ? PyObject_CallFunction(normalize, "sO", "NFKC", decoded) : NULL;
+    int rc = -1;
+    if (folded) {
+        Py_ssize_t semi = PyUnicode_FindChar(folded, ';', 0, PyUnicode_GET_LENGTH(folded), 1);
+        Py_ssize_t head = semi < 0 ? PyUnicode_GET_LENGTH(folded) : semi;
+        int dots = head >= 1 && head <= 2 && PyUnicode_READ_CHAR(folded, 0) == '.' &&
+                   PyUnicode_READ_CHAR(folded, head - 1) == '.';
+        rc = dots || separators(folded) > separators(decoded);
+    }
+    Py_XDECREF(decoded);
+    Py_XDECREF(folded);
+    return rc;
+}
+
+/* nfkc-separator on the path target[s:e], segment by segment (cut at "/" and "\\"), at the
+ * segment's first such character; 0, or -1 with an exception set. */
+static int nfkc_separators(State *st, Py_ssize_t s, Py_ssize_t e) {
+    for (Py_ssize_t seg = s; seg < e;) {
+        Py_ssize_t end = seg, at = -1;
+        int len = 0;
+        for (; end < e && CH(st, end) != '/' && CH(st, end) != '\\'; end++)
+            if (at < 0 && (len = nfkc_match(st, end, e)) > 0) at = end;
+        if (at >= 0) {
+            PyObject *segment = target_slice(st, seg, end);
+            int found = segment ? nfkc_makes_separator(segment) : -1;
+            Py_XDECREF(segment);
+            if (found < 0) return -1;
+            if (found && add_finding_obj(st, F_NFKC, C_PATH, at, target_slice(st, at, at + len)) < 0)
+                return -1;
+        }
+        seg = end + 1;
+    }
+    return 0;
+}
+
 /* findings.path on an absolute path target[s:e] (findings.escapes come with the character
  * rules): escaped slashes, the first backslash, dot segments raw or escaped (counting how far
  * ".." climbs), "..;" parameters. */
-static void path_findings(State *st, Py_ssize_t s, Py_ssize_t e, const PathMarks *m, int dotted) {
+static int path_findings(State *st, Py_ssize_t s, Py_ssize_t e, const PathMarks *m, int dotted) {
     if (m->escaped_slash >= 0) {
         Py_ssize_t at = m->escaped_slash;
         FindRec *f = add_finding(st, F_ESCAPED_SLASH, C_PATH, at, at, at + 3);
@@ -1146,13 +1321,20 @@ static void path_findings(State *st, Py_ssize_t s, Py_ssize_t e, const PathMarks
     }
     if (m->backslash >= 0)
         add_finding(st, F_BACKSLASH, C_PATH, m->backslash, m->backslash, m->backslash + 1);
+    if (m->escaped_dot >= 0) escaped_dots(st, s, m->escaped_dot, e);
+    if (m->nfkc && nfkc_separators(st, s, e) < 0) return -1;
     /* Every finding of the segment walk below is about a segment that starts with "." or "%2E"
      * (".", "..", "..;"): without one (dotted), the walk is skipped. */
     if (dotted) {
         Py_ssize_t depth = 0, seg = s;
         for (Py_ssize_t i = 0; seg <= e; i++) {
-            Py_ssize_t end = find(st, '/', seg, e), semi = -1;
-            if (end < 0) end = e;
+            Py_ssize_t end = seg, semi = -1;
+            if (m->backslash < 0) {
+                end = find(st, '/', seg, e);
+                if (end < 0) end = e;
+            } else { /* IIS and every WHATWG parser read "\\" as "/": so does findings.path */
+                while (end < e && CH(st, end) != '/' && CH(st, end) != '\\') end++;
+            }
             /* "." and ".." are at most 6 characters ("%2E%2E"); "..;" starts with "." or "%" */
             int escaped, n = end - seg <= 6 ? dots(st, seg, end, &escaped) : 0;
             if (n == 0 && seg < end && (CH(st, seg) == '.' || CH(st, seg) == '%'))
@@ -1173,6 +1355,7 @@ static void path_findings(State *st, Py_ssize_t s, Py_ssize_t e, const PathMarks
             seg = end + 1;
         }
     }
+    return m->trick ? decoded_climb(st, s, e) : 0;
 }
 
 static int buf_is_dots(const char *p, Py_ssize_t n) {
@@ -1286,10 +1469,10 @@ static int step_form(State *st, int form) {
     else if (form == FORM_ABSOLUTE)
         st->origin = 0;
     else
-        return decline(st, "form");
+        return decline(st, D_FORM);
     /* RFC 9112 §3.2.1 origin-form: "/" and no "//" (which needs the dot-prefix guard) */
     if (st->origin && (!(len > 0 && CH(st, 0) == '/') || (len > 1 && CH(st, 1) == '/')))
-        return decline(st, "origin-form not starting with one '/'");
+        return decline(st, D_ORIGIN);
     return OK;
 }
 
@@ -1302,23 +1485,23 @@ static int step_scheme(State *st) {
     while (i < len && n < SCHEME_MAX) {
         Py_UCS4 c = CH(st, i);
         if (c == ':') break;
-        if (!((c | 0x20) >= 'a' && (c | 0x20) <= 'z')) return decline(st, "scheme");
+        if (!((c | 0x20) >= 'a' && (c | 0x20) <= 'z')) return decline(st, D_SCHEME);
         cased |= (unsigned)!(c & 0x20) << n;
         sch[n++] = (char)(c | 0x20);
         i++;
     }
     if (n == 0 || i + 2 >= len || CH(st, i) != ':' || CH(st, i + 1) != '/' ||
         CH(st, i + 2) != '/')
-        return decline(st, "no scheme '://' (relative, or another shape)");
+        return decline(st, D_RELATIVE);
     for (int k = 0; k < nschemes; k++) {
         if (schemes[k].n == n && memcmp(schemes[k].name, sch, (size_t)n) == 0) {
             st->scheme = k;
             break;
         }
     }
-    if (st->scheme < 0) return decline(st, "scheme without a default port");
+    if (st->scheme < 0) return decline(st, D_OTHER_SCHEME);
     if (cased) {
-        if (!(st->flags & FL_LOWER_SCHEME)) return decline(st, "scheme");
+        if (!(st->flags & FL_LOWER_SCHEME)) return decline(st, D_SCHEME);
         PyObject **before = &schemes[st->scheme].spelled[cased];
         if (!*before) *before = target_slice(st, 0, n);
         if (!*before ||
@@ -1478,7 +1661,7 @@ static int host_dot_and_number(State *st, Py_ssize_t hs, Py_ssize_t he, Py_ssize
     if (!ends_in_number(p, n)) return OK;
     char dotted[16];
     int k = parse_ipv4(p, n, dotted);
-    if (k == -2) return decline(st, "numeric host with int() prefixes");
+    if (k == -2) return decline(st, D_INT_PREFIX);
     if (k == 0 || (k == n && memcmp(dotted, p, (size_t)n) == 0)) return OK;
     PyObject *text = ascii_str(p, n);
     if (!text || add_finding_obj(st, F_NUMERIC_HOST, C_HOST, hs, text) < 0) return FAIL;
@@ -1524,28 +1707,40 @@ static int lowercase_runs(State *st, Py_ssize_t hs, Py_ssize_t he) {
     /* The reference keeps this pass's last edit open into the character pass, which folds into
      * it past FOLD_AFTER edits (rules.Edits): a host that hostile is the reference's. */
     if (rc == OK && st->nedits > first && st->in_component >= fold_after)
-        return decline(st, "host with FOLD_AFTER edits in two passes");
+        return decline(st, D_HOST_FOLD);
     return rc;
+}
+
+/* findings.host on the host target[hs:he] that holds a ":" or a "[". */
+static int host_finding(State *st, Py_ssize_t hs, Py_ssize_t he) {
+    if (CH(st, hs) == '[')
+        return add_finding_obj(st, F_INVALID_LITERAL, C_HOST, hs, target_slice(st, hs, he));
+    Py_ssize_t colon = he;
+    while (colon > hs && CH(st, colon - 1) != ':') colon--;
+    if (colon == hs) return 0; /* a "[" inside: no finding */
+    colon--;
+    return add_finding_obj(st, F_INVALID_PORT, C_HOST, colon, target_slice(st, colon, he));
 }
 
 /* RFC 3986 §3.2.2 reg-name in ASCII (an IDN is Python's): lowercase-host, the character rules
  * (the host's own escapes decode to lowercase letters, §6.2.2.1), strip-host-dot, numeric-host,
  * as driver.py's host steps. */
 static int step_host(State *st, Py_ssize_t hs, Py_ssize_t he) {
-    if (he == hs) return decline(st, "empty host");
+    if (he == hs) return decline(st, D_EMPTY_HOST);
     int any = 0;
     if (st->s1) {
         for (const Py_UCS1 *p = st->s1 + hs, *end = st->s1 + he; p < end; p++) any |= host_class[*p];
-        if (any & H_NON_ASCII) return decline(st, "non-ASCII host (IDN)");
+        if (any & H_NON_ASCII) return decline(st, D_IDN);
     } else {
         for (Py_ssize_t k = hs; k < he; k++) {
             Py_UCS4 c = CH(st, k);
-            if (c >= 128) return decline(st, "non-ASCII host (IDN)");
+            if (c >= 128) return decline(st, D_IDN);
             any |= host_class[c];
         }
     }
-    /* findings.host: a ":" that no port split off, or a "[" */
-    if (any & H_INVALID) return decline(st, "invalid host");
+    /* findings.host: a "[" that opens no valid IP-literal, or a ":" whose port is no number.
+     * Both stay in the host, escaped there: the authority splits where it did in the input. */
+    if ((any & H_INVALID) && host_finding(st, hs, he) < 0) return FAIL;
     Py_ssize_t out_host = st->out.n;
     int rc;
     if (!(any & H_DISALLOWED)) {
@@ -1626,34 +1821,34 @@ static int ipv6_valid(State *st, Py_ssize_t s, Py_ssize_t e) {
  * and its escapes normalized; an IPvFuture lowercased whole. */
 static int step_ip_literal(State *st, Py_ssize_t hs, Py_ssize_t he) {
     Buf *out = &st->out;
-    if (he - hs < 3 || CH(st, he - 1) != ']') return decline(st, "invalid IP literal");
-    if ((CH(st, hs + 1) | 0x20) == 'v') return decline(st, "IPvFuture literal");
+    if (he - hs < 3 || CH(st, he - 1) != ']') return step_host(st, hs, he); /* driver.host_part: a reg-name, with a finding */
+    if ((CH(st, hs + 1) | 0x20) == 'v') return decline(st, D_IPVFUTURE);
     Py_ssize_t as = hs + 1, ae = as;
     while (ae < he - 1 && (hexval(CH(st, ae)) >= 0 || CH(st, ae) == ':' || CH(st, ae) == '.'))
         ae++;
     Py_ssize_t zs = ae, ze = he - 1;
     int bare = 0;
     if (ae < he - 1) { /* charsets.IP_LITERAL's percent and zone */
-        if (CH(st, ae) != '%') return decline(st, "invalid IP literal");
+        if (CH(st, ae) != '%') return step_host(st, hs, he); /* driver.host_part: a reg-name, with a finding */
         if (char_at(st, ae + 1, ze, '2') && char_at(st, ae + 2, ze, '5') && ae + 3 < ze) {
             zs = ae + 3;
         } else if (!(hex_at(st, ae + 1, ze) && hex_at(st, ae + 2, ze))) {
             zs = ae + 1;
             bare = 1;
         } else {
-            return decline(st, "invalid IP literal");
+            return step_host(st, hs, he); /* driver.host_part: a reg-name, with a finding */
         }
-        if (zs == ze) return decline(st, "invalid IP literal");
+        if (zs == ze) return step_host(st, hs, he); /* driver.host_part: a reg-name, with a finding */
         for (Py_ssize_t k = zs; k < ze; k++) {
             Py_UCS4 c = CH(st, k);
             if (c == '%' && hex_at(st, k + 1, ze) && hex_at(st, k + 2, ze)) {
                 k += 2;
             } else if (c >= 128 || !unreserved[c]) {
-                return decline(st, "invalid IP literal");
+                return step_host(st, hs, he); /* driver.host_part: a reg-name, with a finding */
             }
         }
     }
-    if (!ipv6_valid(st, as, ae)) return decline(st, "invalid IP literal");
+    if (!ipv6_valid(st, as, ae)) return step_host(st, hs, he); /* driver.host_part: a reg-name, with a finding */
     int cased = 0; /* hex digits A-F */
     for (Py_ssize_t k = as; k < ae; k++) cased |= CH(st, k) >= 'A' && CH(st, k) <= 'Z';
     if (buf_putc(out, '[') < 0 || lowercase_host(st, as, ae, 0, cased) < 0) return FAIL; /* ":" is no LDH */
@@ -1768,9 +1963,12 @@ static int step_authority(State *st) {
         hs = at + 1;
     }
     int literal = hs < ae && CH(st, hs) == '[';
-    if (literal && find(st, ']', hs, ae) < 0) return decline(st, "IP literal never closed");
     Py_ssize_t he = ae;
     if (colon < hs) colon = -1; /* the last ":" was the userinfo's */
+    if (literal && find(st, ']', hs, ae) < 0) { /* never closed: all of it is the host */
+        literal = 0;
+        colon = -1;
+    }
     if (colon >= 0) { /* a port: digits, or nothing */
         he = colon;
         for (Py_ssize_t k = colon + 1; k < ae; k++)
@@ -1817,7 +2015,7 @@ static int step_path(State *st) {
     /* reject-escaped-slash refuses a raw "\\" before the character rules run (a strict
      * policy's repairs among them): the reference's to raise */
     if ((st->flags & FL_SLASH_RULES) && path_has_backslash(st, ps))
-        return decline(st, "backslash, with a rule on them");
+        return decline(st, D_SLASH_RULE_BACKSLASH);
     /* The character pass finds the path's end and the escape tricks (findings.escapes) on its
      * way; findings.path's findings, which the reference reports before those, are then put
      * before them. */
@@ -1827,8 +2025,6 @@ static int step_path(State *st) {
     int rc = scan_path(st, ps, &marks);
     if (rc != OK) return rc;
     st->pos = pe = marks.end;
-    if ((marks.backslash >= 0 || marks.slashes) && separators_matter(st, ps, pe, &marks))
-        return decline(st, "dot segments with a backslash or an escaped slash");
     const char *path = out->p + base;
     Py_ssize_t n = out->n - base;
     int dotted = starts_dotted(path, n, st->flags & FL_DECODE);
@@ -1836,23 +2032,20 @@ static int step_path(State *st) {
     int ntricks = st->nfindings - first;
     if (ntricks) memcpy(tricks, &st->findings[first], (size_t)ntricks * sizeof *tricks);
     st->nfindings = first;
-    path_findings(st, ps, pe, &marks, dotted);
-    /* A "\\" is one more separator for findings.path: more segments before each "..", which may
-     * then climb no more; where a ".." climbs on "/" alone, the reference counts again. */
-    if (marks.backslash >= 0)
-        for (int k = first; k < st->nfindings; k++)
-            if (st->findings[k].rule == F_ABOVE_ROOT) return decline(st, "'..' above the root, with a backslash");
+    /* A "\\" is one more separator for findings.path: a segment after it may start with a dot,
+     * which the written path (where it is "%5C") does not show. */
+    if (path_findings(st, ps, pe, &marks, dotted || marks.backslash >= 0) < 0) return FAIL;
     if (ntricks) memcpy(&st->findings[st->nfindings], tricks, (size_t)ntricks * sizeof *tricks);
     st->nfindings += ntricks;
     if ((st->flags & FL_MERGE_SLASHES) && n > 1) {
         for (Py_ssize_t k = 1; k < n; k++)
-            if (path[k] == '/' && path[k - 1] == '/') return decline(st, "merge-slashes on '//'");
+            if (path[k] == '/' && path[k - 1] == '/') return decline(st, D_MERGE_SLASHES);
     }
     if ((st->flags & FL_DOTS) && dotted && has_dot_segments(path, n)) {
         rc = FAIL;
         if (remove_dot_segments(path, n, &resolved) < 0) goto done;
         if (st->origin && resolved.n > 1 && resolved.p[1] == '/') {
-            rc = decline(st, "dot removal leaves '//' (dot-prefix guard)");
+            rc = decline(st, D_DOT_PREFIX);
             goto done;
         }
         if (resolved.n != n || memcmp(resolved.p, path, (size_t)n) != 0) {
@@ -2412,8 +2605,10 @@ static PyObject *many_urls(PyObject *self, PyObject *const *args, Py_ssize_t nar
 
 /* The rules of a Result's edits, each once, in the order they ran. */
 static PyObject *edit_rules(PyObject *result) {
-    PyObject *edits = result_field(result, 2, "edits"), *rules = PyList_New(0);
-    Py_ssize_t n = edits && PyTuple_Check(edits) ? PyTuple_GET_SIZE(edits) : 0;
+    PyObject *edits = result_field(result, 2, "edits");
+    if (!edits) return NULL; /* result_field's exception, and no list beside it */
+    PyObject *rules = PyList_New(0);
+    Py_ssize_t n = PyTuple_Check(edits) ? PyTuple_GET_SIZE(edits) : 0;
     for (Py_ssize_t k = 0; rules && k < n; k++) {
         PyObject *edit = PyTuple_GET_ITEM(edits, k);
         PyObject *rule = PyTuple_Check(edit) && PyTuple_GET_SIZE(edit) > 0
@@ -2423,9 +2618,9 @@ static PyObject *edit_rules(PyObject *result) {
         if (seen < 0 || (!seen && PyList_Append(rules, rule) < 0)) Py_CLEAR(rules);
         Py_XDECREF(rule);
     }
-    if (edits && !PyTuple_Check(edits)) Py_CLEAR(rules); /* not a Result: refuse, loudly */
+    if (!PyTuple_Check(edits)) Py_CLEAR(rules); /* not a Result: refuse, loudly */
     if (!rules && !PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "edits: not a tuple");
-    Py_XDECREF(edits);
+    Py_DECREF(edits);
     return rules;
 }
 
@@ -2699,6 +2894,20 @@ static int intern_all(PyObject **out, const char *const *names, int n) {
     return 0;
 }
 
+/* DECLINES, as a tuple of str in the order of the enum */
+static int add_declines(PyObject *m) {
+    PyObject *t = PyTuple_New(D_COUNT);
+    if (!t) return -1;
+    for (int k = 0; k < D_COUNT; k++) {
+        PyObject *why = PyUnicode_FromString(DECLINES[k]);
+        if (!why) { Py_DECREF(t); return -1; }
+        PyTuple_SET_ITEM(t, k, why);
+    }
+    int rc = PyModule_AddObjectRef(m, "DECLINES", t);
+    Py_DECREF(t);
+    return rc;
+}
+
 PyMODINIT_FUNC PyInit__speedups(void) {
     if (intern_all(rule_str, RULE_NAMES, R_COUNT) < 0 ||
         intern_all(component_str, COMPONENT_NAMES, C_COUNT) < 0 ||
@@ -2730,7 +2939,8 @@ PyMODINIT_FUNC PyInit__speedups(void) {
     int failed = !flags || !api || PyModule_AddObjectRef(m, "FLAGS", flags) < 0 ||
                  PyModule_AddObjectRef(m, "ASCII_URL", api) < 0 ||
                  PyModule_AddIntConstant(m, "UNRESERVED_2396", FL_UNRESERVED_2396) < 0 ||
-                 PyModule_AddIntConstant(m, "STRICT", FL_STRICT) < 0;
+                 PyModule_AddIntConstant(m, "STRICT", FL_STRICT) < 0 ||
+                 add_declines(m) < 0;
     Py_XDECREF(flags);
     Py_XDECREF(api);
     if (failed) {

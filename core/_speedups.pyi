@@ -6,6 +6,7 @@ from urlsan.core.result import Edit, Finding, InvalidTarget, Result
 FLAGS: dict[str, int]
 UNRESERVED_2396: int
 STRICT: int
+DECLINES: tuple[str, ...]  # every reason declined() may give, in one place
 ASCII_URL: object  # a capsule: core/_twin.h
 
 def canonicalize(target: str, flags: int, form: str, /) -> Result | None: ...

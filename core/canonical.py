@@ -174,8 +174,8 @@ def _accelerated(
 def _hand_over_tables() -> None:
     """Hand the twin the tables it walks, so that the grammar is written down only once: the
     result types, the character sets of charsets.py, the default ports, where `Edits` folds,
-    the rule order (`pipeline.RULES`), the error type and the characters whose path the twin
-    leaves to the driver (`findings.NFKC_SEPARATORS`)."""
+    the rule order (`pipeline.RULES`), the error type and the characters that NFKC may make a
+    separator of (`findings.NFKC_SEPARATORS`: the twin has unicodedata read the segment)."""
     if compiled.setup is None:
         return
 

@@ -5,8 +5,7 @@ one and two decodes of a component make of it, as the backends behind a proxy ma
 escape whose hex digits are escaped themselves, bytes that are no UTF-8 (and what a lax UTF-8
 decoder reads in them), a ".." that climbs once decoded again, a "\\" read as "/".  Each name is
 stable: it appears in audit logs and in README's table of findings; its severity and weaknesses
-are `taxonomy.KINDS`'.  The compiled twin (`_speedups.c`) reports the same findings, or hands a
-path whose decodes it does not follow to the driver.
+are `taxonomy.KINDS`'.  The compiled twin (`_speedups.c`) reports the same findings.
 """
 
 from __future__ import annotations
@@ -55,7 +54,7 @@ _RAW_NAMES = {
 # "\\" or "%": every such code point, as tests/core/test_findings.py derives them from
 # unicodedata.  A server or framework that normalizes the decoded path so (ASP.NET and IIS
 # "best fit" mappings, Python's and Java's NFKC on file names) reads "/．．/" as "/../".  The
-# compiled twin hands a path holding one of them to the driver (`canonical._hand_over_tables`).
+# compiled twin is handed them (`canonical._hand_over_tables`) and looks for them too.
 NFKC_SEPARATORS = "\u2024\u2025\u2026\ufe19\ufe30\ufe52\ufe68\ufe6a\uff05\uff0e\uff0f\uff3c"
 _NFKC_CHAR = re.compile(
     "|".join(

@@ -116,7 +116,7 @@ def leak_check() -> int:
     import tracemalloc
 
     from urlsan.core import Policy, compiled
-    from urlsan.core.accel import twin_flags
+    from urlsan.core.canonical import twin_flags
 
     twin = compiled.twin
     if twin is None:
@@ -351,7 +351,7 @@ class Differential:
     """Each twin Result against the reference; every mismatch counted, the first SHOWN kept."""
 
     def __init__(self, twin: Any, policies: list[Any]) -> None:
-        from urlsan.core.accel import twin_flags
+        from urlsan.core.canonical import twin_flags
         from urlsan.core.policy import QUERY_RULES
 
         self.twin = twin
@@ -421,7 +421,7 @@ def outcome(func: Any, target: str, policy: Any, form: str) -> object:
 def child(path: str, args: argparse.Namespace) -> int:
     module = load_sanitized(path)
     from urlsan.core import InvalidTarget, Policy, compiled
-    from urlsan.core.accel import twin_flags
+    from urlsan.core.canonical import twin_flags
     from urlsan.core.policy import PROFILES, REQUIRED_RULES
 
     assert compiled.twin is module.canonicalize, "compiled.py did not pick the sanitized module"

@@ -13,7 +13,7 @@ import pytest
 
 import urlsan._about as about
 import urlsan.core as core
-from urlsan.core import accel, canonical, compiled, driver
+from urlsan.core import canonical, compiled, driver
 
 CORE = Path(driver.__file__).parent
 
@@ -29,7 +29,7 @@ def _imported(module: str) -> set[str]:
 
 @pytest.mark.parametrize("module", ["driver", "rules", "findings", "split", "query", "policy"])
 def test_the_reference_side_imports_none_of_the_accelerators(module: str) -> None:
-    assert not _imported(module) & {"canonical", "accel", "compiled", "fastpath", "_speedups"}
+    assert not _imported(module) & {"canonical", "compiled", "fastpath", "_speedups"}
 
 
 def test_only_canonical_hands_the_twin_over() -> None:
@@ -53,7 +53,6 @@ def test_twin_status_is_the_cores_to_say(monkeypatch: pytest.MonkeyPatch) -> Non
 
 
 def test_old_names_stay_importable() -> None:
-    assert accel.twin_flags is canonical.twin_flags
     assert canonical.canonicalize is core.canonicalize
     assert canonical.canonicalize_python is driver.canonicalize_python
     assert canonical.canonicalize_authority is core.canonicalize_authority
