@@ -25,7 +25,7 @@ import dataclasses
 import re
 import urllib.parse
 from collections.abc import Sequence
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any, NamedTuple
 
 from ..audit import record as audit_record
@@ -37,7 +37,18 @@ from ..core.options import OptionNames, policy_from_options
 from .signed import detect_signature, may_carry_signature
 from .target import Checked, HostCheck, check_target, edit_rules, host_check, wire_safe
 
-__all__ = ["Checked", "Outcome", "Request", "Settings", "decide", "examine", "record", "settings"]
+__all__ = [
+    "Checked",
+    "Outcome",
+    "Request",
+    "Settings",
+    "decide",
+    "deferred",
+    "examine",
+    "job",
+    "record",
+    "settings",
+]
 
 MODES: tuple[str, ...] = ("rewrite", "audit", "reject", "redirect")
 SIGNED: tuple[str, ...] = ("skip", "rewrite")
@@ -370,14 +381,65 @@ def signed(request: Request) -> bool:
     return detect_signature(names, request.authorization) is not None
 
 
-def examine(request: Request, settings: Settings) -> Outcome | None:
-    """The whole decision for a request read from a recording: None for a CONNECT, which
-    carries no request-target to check (authority-form: the proxy's own to handle)."""
+def examine(
+    request: Request,
+    settings: Settings,
+    target: Checked | None = None,
+    *,
+    destination: str | None = None,
+) -> Outcome | None:
+    """The whole decision for one request, the proxy's and ``urlsan audit``'s alike: None for a
+    CONNECT, which carries no request-target to check (authority-form: the proxy's own to
+    handle).  ``target``: the request-target as a worker process checked it already (`job`);
+    ``destination``: where the request went when it has no Host header (a proxy knows it, a
+    recording may not)."""
     if request.method == "CONNECT":
         return None
     if len(request.target) > settings.max_target:
         return oversize(request, settings)
-    return decide(request, settings, check(request.target, settings.targets, request.host))
+    if target is None:
+        target = check(request.target, settings.targets, request.host or destination)
+        # Most requests, at their own cost: what `decide` would say of them, without its work.
+        if untouched(target, settings, request.scheme, request.host, request.authority):
+            return _new(
+                Outcome,
+                (
+                    "unchanged",
+                    target,
+                    None,
+                    None,
+                    target.edits,
+                    target.edits_total,
+                    target.rules,
+                    target.findings,
+                    "",
+                    "",
+                    (),
+                ),
+            )
+    return decide(request, settings, target)
+
+
+def deferred(request: Request, settings: Settings, max_inline: int) -> bool:
+    """Whether ``request``'s target is long work for a proxy's event loop: longer than
+    ``max_inline`` bytes, yet one `examine` checks (no CONNECT, not past ``max_target``).  The
+    proxy then checks it in a worker process (`job`) and hands the answer to `examine`."""
+    size = len(request.target)
+    return max_inline < size <= settings.max_target and request.method != "CONNECT"
+
+
+def job(request: Request, settings: Settings, destination: str | None = None) -> partial[Checked]:
+    """The check of a long request-target (`deferred`), as a call for a worker process: its
+    arguments pickle, and its answer holds the first `MAX_TEXT` characters of each text and the
+    canonical target as wire-safe bytes, so that no megabyte crosses back.  ``destination`` as
+    for `examine`."""
+    return partial(
+        check,
+        request.target,
+        settings.targets,
+        request.host or destination,
+        limit=MAX_TEXT + 1,
+    )
 
 
 def record(

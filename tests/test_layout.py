@@ -155,8 +155,11 @@ def _calls(path: Path, module: str) -> set[str]:
 def test_the_proxy_and_urlsan_audit_decide_in_one_place() -> None:
     addon = _calls(ROOT / "addon" / "sanitizer.py", "decision")
     audit = _calls(ROOT / "cli" / "audit.py", "decision")
-    assert {"settings", "check", "decide", "oversize", "record"} <= addon
-    assert {"settings", "examine", "record"} <= audit  # examine: check, oversize or decide
+    # Both ask `examine` (which checks, answers oversize or decides) and apply what it says:
+    # the addon repeats none of its steps.
+    assert {"settings", "examine", "record"} <= audit
+    assert {"settings", "examine", "record"} <= addon
+    assert not addon & {"check", "decide", "oversize", "untouched"}
     # The defaults the decision holds are written nowhere else.
     for folder in ("addon", "cli", "audit"):
         for path in sorted((ROOT / folder).glob("*.py")):
