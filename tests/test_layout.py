@@ -178,3 +178,40 @@ def test_no_function_is_over_complexity_20() -> None:
                 if block.complexity > 20:
                     over.append(f"{folder}/{path.name}: {block.fullname} {block.complexity}")
     assert not over
+
+
+def test_the_tables_derived_from_the_rule_declarations_equal_them() -> None:
+    """Each rule is declared once (core/pipeline.py); every table made from it says the same."""
+    from urlsan.cli.rules import TABLE_END, TABLE_START, markdown_table
+    from urlsan.core import driver, pipeline, policy
+
+    rules = pipeline.RULES
+    steps = {(s.component, s.name, s.when) for s in pipeline.PIPELINE}
+    assert set(driver._HANDLERS) == steps  # a handler per step, none idle
+    assert set(driver._NEEDS) | driver._ALWAYS <= steps
+    assert tuple(r.name for r in rules) == policy.RULE_NAMES
+    assert {r.name for r in rules if r.required} == policy.REQUIRED_RULES
+    assert {r.name for r in rules if r.twin == pipeline.TWIN_AFTER} == policy.QUERY_RULES
+    for name, on in policy.PROFILES.items():
+        expected = {r.name for r in rules if not r.lossy or (name == "crawler" and r.crawler)}
+        assert on == expected, name
+    assert all(r.twin in pipeline.TWIN_KINDS for r in rules)
+    page = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
+    committed = page.split(TABLE_START + "\n", 1)[1].split(TABLE_END, 1)[0]
+    assert committed == markdown_table(), "run: python tools/rules_table.py"
+
+
+def test_urlsan_rules_prints_the_declarations() -> None:
+    import json
+
+    from urlsan.core.pipeline import RULES
+
+    out = subprocess.run(
+        [sys.executable, "-m", "urlsan", "rules", "--json"],
+        capture_output=True,
+        check=True,
+        text=True,
+    ).stdout
+    rows = json.loads(out)
+    said = [(r["name"], r["section"], r["lossy"], r["summary"]) for r in rows]
+    assert said == [(r.name, r.section, r.lossy, r.plain) for r in RULES]
