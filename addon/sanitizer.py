@@ -389,13 +389,8 @@ class UrlSanitizer:
         saved = (request.data.path, request.data.authority, request.data.headers.fields)
         try:
             outcome = decision.examine(asked, settings.decision, target, destination=request.host)
-            if outcome is None:
-                return  # a CONNECT: mitmproxy's own http_connect handling
-            if outcome.action == "unchanged" and not outcome.findings:
-                # Most requests: nothing to apply, count or record but the facts.
-                flow.metadata["urlsan"] = outcome.facts
-                self.actions["unchanged"] += 1
-                return
+            if outcome is None or self._unchanged(flow, outcome):
+                return  # None: a CONNECT, mitmproxy's own http_connect handling
             self._apply(flow, outcome)
         except Exception:
             # Never drop or corrupt a request because of urlsan: restore what it was.
@@ -403,6 +398,16 @@ class UrlSanitizer:
             self._failed(flow, settings)
             return
         self._done_with(flow, outcome, asked)
+
+    def _unchanged(self, flow: http.HTTPFlow, outcome: Outcome) -> bool:
+        """Most requests, at their own cost: nothing to change, nothing found, so nothing to
+        apply or record but their facts and their count.  False for any other outcome, which
+        `_apply` and `_done_with` then apply (to the same effect on these)."""
+        if outcome.action != "unchanged" or outcome.findings:
+            return False
+        flow.metadata["urlsan"] = outcome.facts
+        self.actions["unchanged"] += 1
+        return True
 
     def _failed(self, flow: http.HTTPFlow, settings: Settings) -> None:
         """An unexpected error (a bug): the request passes as it came, or 400 in reject mode.
