@@ -42,8 +42,8 @@ __all__ = [
     "Outcome",
     "Request",
     "Settings",
+    "checks_target",
     "decide",
-    "deferred",
     "examine",
     "job",
     "record",
@@ -420,16 +420,15 @@ def examine(
     return decide(request, settings, target)
 
 
-def deferred(request: Request, settings: Settings, max_inline: int) -> bool:
-    """Whether ``request``'s target is long work for a proxy's event loop: longer than
-    ``max_inline`` bytes, yet one `examine` checks (no CONNECT, not past ``max_target``).  The
-    proxy then checks it in a worker process (`job`) and hands the answer to `examine`."""
-    size = len(request.target)
-    return max_inline < size <= settings.max_target and request.method != "CONNECT"
+def checks_target(request: Request, settings: Settings) -> bool:
+    """Whether `examine` checks ``request``'s target: not for a CONNECT, nor past
+    ``max_target``.  A proxy checks a long one in a worker process instead (`job`) and hands
+    the answer to `examine`."""
+    return len(request.target) <= settings.max_target and request.method != "CONNECT"
 
 
 def job(request: Request, settings: Settings, destination: str | None = None) -> partial[Checked]:
-    """The check of a long request-target (`deferred`), as a call for a worker process: its
+    """The check of a long request-target (`checks_target`), as a call for a worker process: its
     arguments pickle, and its answer holds the first `MAX_TEXT` characters of each text and the
     canonical target as wire-safe bytes, so that no megabyte crosses back.  ``destination`` as
     for `examine`."""

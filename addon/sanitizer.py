@@ -346,7 +346,10 @@ class UrlSanitizer:
             return None
         try:
             asked = _request(flow.request)
-            if decision.deferred(asked, settings.decision, settings.max_inline):
+            # Longer than the event loop takes: to a worker, if the decision checks it at all.
+            if len(asked.target) > settings.max_inline and decision.checks_target(
+                asked, settings.decision
+            ):
                 return self._check_long(flow, settings, asked)
         except Exception:
             self._failed(flow, settings)

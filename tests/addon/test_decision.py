@@ -236,7 +236,7 @@ def test_examine_with_a_workers_check() -> None:
     """A target checked in a worker process (`job`) is decided on that check, never again."""
     settings = decision.settings("rewrite")
     request = _asked((b"GET", b"/a/./b?%7e", b"Example.com", False, b"", []))
-    assert decision.deferred(request, settings, max_inline=4)
+    assert decision.checks_target(request, settings)
     target = decision.job(request, settings)()
     assert target.wire == b"/a/b?~"
     outcome = decision.examine(request, settings, target)
@@ -245,18 +245,18 @@ def test_examine_with_a_workers_check() -> None:
 
 
 @pytest.mark.parametrize(
-    ("method", "size", "max_inline", "deferred"),
+    ("method", "size", "checked"),
     [
-        ("GET", 100, 100, False),  # up to max_inline: on the event loop
-        ("GET", 101, 100, True),
-        ("GET", MAX_TARGET, 100, True),
-        ("GET", MAX_TARGET + 1, 100, False),  # oversize: never checked at all
-        ("CONNECT", 101, 100, False),  # no request-target to check
+        ("GET", MAX_TARGET, True),
+        ("GET", MAX_TARGET + 1, False),  # oversize: never checked at all
+        ("CONNECT", 100, False),  # no request-target to check
     ],
 )
-def test_deferred(method: str, size: int, max_inline: int, deferred: bool) -> None:
+def test_checks_target(method: str, size: int, checked: bool) -> None:
     request = _asked((method.encode(), b"/" + b"a" * (size - 1), b"h", False, b"", []))
-    assert decision.deferred(request, decision.settings(), max_inline) is deferred
+    assert decision.checks_target(request, decision.settings()) is checked
+    outcome = decision.examine(request, decision.settings())
+    assert (outcome is not None and outcome.target.url != "") is checked
 
 
 def test_the_addon_asks_the_decision_once_per_request(monkeypatch: pytest.MonkeyPatch) -> None:
