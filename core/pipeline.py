@@ -24,11 +24,13 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import NamedTuple
 
-# How the compiled twin (core/_speedups.c) treats a rule, as its FLAGS say:
-TWIN_SWITCH = "switch"  # a switch of its own: the twin applies the rule
-TWIN_DECLINES = "declines"  # a switch it shares: the twin declines every target the rule may touch
-TWIN_AFTER = "after"  # no switch: the driver runs it on the twin's result (the query rules)
-TWIN_NONE = "none"  # no switch: it cannot act on a target the twin accepts
+# How the compiled twin (core/_speedups.c) treats a rule, as its FLAGS say (rule → bit):
+TWIN_SWITCH = "switch"  # a bit of its own: the twin applies the rule when it is on
+TWIN_DECLINES = "declines"  # a bit shared by several: the twin declines what they may touch
+TWIN_AFTER = "after"  # no bit: the driver runs it on the twin's result (the query rules)
+# No bit, nor need of one: a repair the twin always makes, or a rule whose targets it declines
+# whatever the policy (a non-ASCII host, a relative reference).
+TWIN_NONE = "none"
 TWIN_KINDS = (TWIN_SWITCH, TWIN_DECLINES, TWIN_AFTER, TWIN_NONE)
 
 
