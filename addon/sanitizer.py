@@ -388,16 +388,22 @@ class UrlSanitizer:
     ) -> None:
         """Ask the decision what ``asked`` becomes (``target``: a worker's check of its
         target) and apply the outcome to the flow."""
-        request = flow.request
-        saved = (request.data.path, request.data.authority, request.data.headers.fields)
         try:
-            outcome = decision.examine(asked, settings.decision, target, destination=request.host)
+            outcome = decision.examine(
+                asked, settings.decision, target, destination=flow.request.host
+            )
             if outcome is None or self._unchanged(flow, outcome):
                 return  # None: a CONNECT, mitmproxy's own http_connect handling
+        except Exception:
+            self._failed(flow, settings)
+            return
+        data = flow.request.data
+        saved = (data.path, data.authority, data.headers.fields)
+        try:
             self._apply(flow, outcome)
         except Exception:
             # Never drop or corrupt a request because of urlsan: restore what it was.
-            request.data.path, request.data.authority, request.data.headers.fields = saved
+            data.path, data.authority, data.headers.fields = saved
             self._failed(flow, settings)
             return
         self._done_with(flow, outcome, asked)
