@@ -4,7 +4,7 @@ The addon (`urlsan.addon.sanitizer`) applies an `Outcome` to a live flow; ``urls
 the record of the same `Outcome` for a recorded request.  Both ask this module, so that a request
 read back from a recording gets the record the proxy wrote for it (but for the time, and the
 client's port where the recording has another).  No mitmproxy here: a request is a plain
-`Request` value (`urlsan.audit.sources.Request`), and the work runs in a worker process too.
+`Request` value (`urlsan.audit.traffic.Request`), and the work runs in a worker process too.
 
 The actions, in the order they are decided:
 
@@ -30,14 +30,19 @@ from typing import Any, NamedTuple
 
 from ..audit import record as audit_record
 from ..audit.record import MAX_EDITS, MAX_TEXT
-from ..audit.sources import Request
+from ..audit.traffic import Request
 from ..core import Edit, Finding, InvalidTarget, Policy
 from ..core import backends as servers
 from ..core.options import OptionNames, policy_from_options
+from .options import MAX_INLINE, MAX_TARGET, MODES, SIGNED  # the option table's values
 from .signed import detect_signature, may_carry_signature
 from .target import Checked, HostCheck, check_target, edit_rules, host_check, wire_safe
 
 __all__ = [
+    "MAX_INLINE",
+    "MAX_TARGET",
+    "MODES",
+    "SIGNED",
     "Checked",
     "Outcome",
     "Request",
@@ -50,16 +55,9 @@ __all__ = [
     "settings",
 ]
 
-MODES: tuple[str, ...] = ("rewrite", "audit", "reject", "redirect")
-SIGNED: tuple[str, ...] = ("skip", "rewrite")
 # RFC 9110 §15.4.9: a 308 makes the client repeat the method and body; only the safe methods
 # are redirected, so that a client never sends a body twice.
 REDIRECT_METHODS = frozenset({"GET", "HEAD"})
-MAX_INLINE = 8 * 1024  # bytes: what browsers and servers accept (see the addon's worker)
-# Bytes: eight times the request line nginx (8 KiB) and Apache (8,190 bytes) accept by default,
-# so real targets are canonicalized; a longer one is hostile or broken, and its canonical form
-# (up to three times as long) would cost the event loop to forward.
-MAX_TARGET = 64 * 1024
 TOO_LONG = "urlsan_max_target"  # rejected_by, for a target refused for its length alone
 BACKENDS = "urlsan_backends"  # rejected_by, for a target a protected server reads otherwise
 

@@ -17,6 +17,7 @@ reach the request line).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import difflib
 import functools
 import json
@@ -38,7 +39,22 @@ from ..audit.log import AuditLog
 from ..audit.redact import DEFAULT_REDACT, Redactor
 from ..core import Finding, Policy
 from . import decision
-from .decision import MAX_INLINE, MAX_TARGET, MODES, SIGNED, TOO_LONG, Outcome, Request
+from .decision import TOO_LONG, Outcome, Request
+from .options import (
+    CHOICE,
+    COUNT,
+    FILTER,
+    MAX_INLINE,
+    MAX_TARGET,
+    MODES,
+    NAMES,
+    PREFIX,
+    PROXY,
+    SIGNED,
+    SPECS,
+    TEXT,
+    taken_by,
+)
 from .target import Checked, lower_priority, wire_safe
 
 __all__ = [
@@ -62,7 +78,22 @@ _UNSHOWN = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-
 # anyway.  Past this many the oldest is written without one, so that the table stays bounded
 # even if a flow never ends (no response, no error).
 MAX_PENDING = 10_000
-PREFIX = "urlsan_"
+# mitmproxy's type of each kind of option (urlsan.addon.options).
+_TYPES: dict[str, Any] = {
+    TEXT: str,
+    CHOICE: str,
+    COUNT: int,
+    SPECS: Sequence[str],
+    NAMES: Sequence[str],
+    FILTER: str | None,
+}
+# The options `Settings` is parsed from (every one but the log's), as `parse_settings` names them.
+_SETTINGS_ARGS = {
+    o.name: "filter_expr" if o.name == "filter" else o.name
+    for o in taken_by(PROXY)
+    if o.name != "log"
+}
+_DECIDING = frozenset(PREFIX + name for name in _SETTINGS_ARGS)
 
 
 class Settings(NamedTuple):
@@ -120,7 +151,10 @@ def parse_settings(
             flt = flowfilter.parse(filter_expr)
         except ValueError as e:
             raise ValueError(f"urlsan_filter: {e}") from e
-    return Settings(decided, flt, Redactor.of(redact), max_inline)
+    # Names as `urlsan audit --redact` takes them, and as urlsan_backends is read: comma-separated
+    # (--set urlsan_redact=a,b is two names, as it is in config.yaml's list).
+    names = [name for value in redact for name in value.split(",")]
+    return Settings(decided, flt, Redactor.of(names), max_inline)
 
 
 def unknown_options(names: Iterable[str], known: Iterable[str]) -> list[str]:
@@ -144,6 +178,8 @@ class UrlSanitizer:
     def __init__(self) -> None:
         self.settings = parse_settings("rewrite", "rfc3986", "", None, DEFAULT_REDACT, "skip")
         self.log: AuditLog | None = None
+        self._created: str | None = None  # the log's path, when this addon created the file
+        self.started = False  # `running`: the proxy serves, and its log is kept
         self.actions: Counter[str] = Counter()
         self.rules: Counter[str] = Counter()
         self.errors = 0
@@ -155,132 +191,22 @@ class UrlSanitizer:
 
     def load(self, loader: Any) -> None:
         warn_if_no_twin(logger.warning)  # once per process: the fix is a wheel or a compiler
-        loader.add_option(
-            "urlsan_mode",
-            str,
-            "rewrite",
-            "What urlsan does with a non-canonical request-target. rewrite: forward the canonical "
-            "target. audit: forward it unchanged, log what would change. reject: answer 400 to a "
-            "target that is not a valid RFC 3986 URI-reference, forward valid ones canonicalized. "
-            "redirect: answer GET/HEAD with a 308 to the canonical target, rewrite the others.",
-            choices=MODES,
-        )
-        loader.add_option(
-            "urlsan_log",
-            str,
-            "",
-            "Path of urlsan's JSON Lines audit log (appended to, created readable by its owner "
-            "alone); empty: no log. urlsan proxy writes urlsan-audit.jsonl in the current "
-            "directory unless this names another file or is set empty.",
-        )
-        loader.add_option(
-            "urlsan_profile",
-            str,
-            "rfc3986",
-            "Canonicalization profile: rfc3986 (meaning-preserving), rfc2396, crawler, strict.",
-            choices=("rfc3986", "rfc2396", "crawler", "strict"),
-        )
-        loader.add_option(
-            "urlsan_rules",
-            str,
-            "",
-            'Rules switched on or off on top of the profile, e.g. "+merge-slashes,'
-            '-remove-dot-segments". strip-fragment is on unless switched off here.',
-        )
-        loader.add_option(
-            "urlsan_filter",
-            str | None,  # type: ignore[arg-type]
-            None,
-            "Only touch flows matching this mitmproxy filter expression, e.g. "
-            '"!~d s3.amazonaws.com".',
-        )
-        loader.add_option(
-            "urlsan_redact",
-            Sequence[str],
-            list(DEFAULT_REDACT),
-            "Query parameter names (any case) whose values are masked in the audit log. "
-            "Setting it replaces the default list. Userinfo passwords are always masked.",
-        )
-        loader.add_option(
-            "urlsan_drop_params",
-            Sequence[str],
-            [],
-            "Parameter specs for drop-params, added to the profile's: [HOST:]NAME[,NAME...], "
-            "names shell-style patterns in any case ('utm_*,fbclid', 'example.com:ref,src'); "
-            "query parameters and ;path parameters. Setting it switches drop-params on.",
-        )
-        loader.add_option(
-            "urlsan_keep_params",
-            Sequence[str],
-            [],
-            "An allowlist of query parameters, [HOST:]NAME[,NAME...]: on a host a spec covers, "
-            "every parameter it does not name is dropped. Setting it switches drop-params on.",
-        )
-        loader.add_option(
-            "urlsan_signed",
-            str,
-            "skip",
-            "skip: only audit requests whose URL or Authorization header carries a signature "
-            "(S3/GCS presigned URLs, CloudFront, Azure SAS, AWS SigV4), since any byte change "
-            "breaks it. rewrite: treat them like any other request.",
-            choices=SIGNED,
-        )
-        loader.add_option(
-            "urlsan_max_inline",
-            int,
-            MAX_INLINE,
-            "Request-targets up to this many bytes are canonicalized on mitmproxy's event loop; "
-            "longer ones in a worker process, while other requests are served.",
-        )
-        loader.add_option(
-            "urlsan_max_target",
-            int,
-            MAX_TARGET,
-            "Request-targets longer than this many bytes are not canonicalized. audit forwards "
-            "them unchanged (action skipped-oversize); rewrite and redirect too, unless they hold "
-            "bytes never forwarded (controls, spaces, non-ASCII): 414 URI Too Long; reject "
-            "answers 414.",
-        )
-        loader.add_option(
-            "urlsan_backends",
-            Sequence[str],
-            [],
-            "The servers behind the proxy to protect: nginx, apache, tomcat, jetty, go, go-mux, "
-            "node, werkzeug (iis, haproxy, envoy from their documentation). A request one of "
-            "them would route on another path than RFC 3986 reads (the reading urlsan's record "
-            "and the proxy's filters see) is answered 400 in rewrite, reject and redirect "
-            "modes, and recorded with the server's reading in audit mode.",
-        )
+        for option in taken_by(PROXY):  # declared once, in urlsan.addon.options
+            default = option.default
+            loader.add_option(
+                option.option,
+                _TYPES[option.kind],
+                list(default) if isinstance(default, tuple) else default,
+                option.help,
+                **({"choices": option.choices} if option.kind == CHOICE else {}),
+            )
 
     def configure(self, updated: set[str]) -> None:
-        names = {
-            "urlsan_mode",
-            "urlsan_profile",
-            "urlsan_rules",
-            "urlsan_filter",
-            "urlsan_redact",
-            "urlsan_signed",
-            "urlsan_max_inline",
-            "urlsan_max_target",
-            "urlsan_drop_params",
-            "urlsan_keep_params",
-            "urlsan_backends",
-        }
-        if updated & names:
+        if updated & _DECIDING:
             o = ctx.options
             try:
                 self.settings = parse_settings(
-                    o.urlsan_mode,
-                    o.urlsan_profile,
-                    o.urlsan_rules,
-                    o.urlsan_filter,
-                    o.urlsan_redact,
-                    o.urlsan_signed,
-                    o.urlsan_max_inline,
-                    o.urlsan_max_target,
-                    o.urlsan_drop_params,
-                    o.urlsan_keep_params,
-                    o.urlsan_backends,
+                    **{arg: getattr(o, PREFIX + name) for name, arg in _SETTINGS_ARGS.items()}
                 )
             except ValueError as e:
                 raise exceptions.OptionsError(  # type: ignore[no-untyped-call]
@@ -292,6 +218,7 @@ class UrlSanitizer:
             path = ctx.options.urlsan_log
             new = None
             if path:
+                created = not os.path.lexists(path)
                 try:
                     new = AuditLog(path, self.settings.redactor)
                 except OSError as e:
@@ -303,6 +230,20 @@ class UrlSanitizer:
                 self._flush()  # the requests seen so far belong to the log they came under
                 self.log.close()
             self.log = new
+            self._created = path if new and created else None
+
+    def discard_log(self) -> None:
+        """The proxy does not start (a misspelt option, a bad value of another addon's, a port
+        in use): close the log, and remove it if this addon created it and it is empty, so that
+        a refused command line leaves nothing behind."""
+        log, created, self.log, self._created = self.log, self._created, None, None
+        if log is None:
+            return
+        log.close()
+        if created and log.path == created:
+            with contextlib.suppress(OSError):
+                if os.path.getsize(created) == 0:
+                    os.remove(created)
 
     def running(self) -> None:
         """Refuse misspelt options (mitmproxy keeps unknown ones aside, silently), then say in
@@ -310,8 +251,10 @@ class UrlSanitizer:
         mistakes = unknown_options(ctx.options.deferred, known_options(ctx.options))
         if mistakes:
             logger.error("urlsan: %s; stopping.", "; ".join(mistakes))
+            self.discard_log()
             ctx.master.shutdown()  # type: ignore[no-untyped-call]
             return
+        self.started = True
         logger.info(self.startup_line())
 
     def startup_line(self) -> str:

@@ -8,6 +8,8 @@ for the flow-file reader, which imports it only when it reads one).
                 record from a canonicalization `Result`) and `serialize` (capped, redacted line)
     redact.py   `Redactor`: secrets masked before a record is written
     log.py      `AuditLog`: one append-only JSON Lines file, each fault reported once
+    traffic.py  `Request` and `Unreadable`: what recorded traffic becomes; the decision reads it
     sources.py  recorded traffic as requests: mitmproxy flow files, HAR, combined access logs
+    archive.py  WARC files, CDX and CDXJ indexes as requests
     report.py   `Summary` and its text, JSON and HTML renderings
 """

@@ -8,7 +8,7 @@
 
 Each yields the `Request` a HAR entry of the same request gives (scheme, host, origin-form
 target), so that ``urlsan audit`` writes the same record for either.  warcio is imported only
-when a WARC file is read: ``pip install 'urlsan[warc]'``.
+when a WARC file is read (`urlsan.audit.sources.missing_reader` says how to install it).
 """
 
 from __future__ import annotations
@@ -19,10 +19,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import IO, Any
 
-from .sources import Item, Request, Unreadable
-from .sources import _split_url as split_url
-
-WARC_NEEDS = "reading WARC files needs warcio: pip install 'urlsan[warc]'"
+from .traffic import CUT_LINE, Item, Request, Unreadable, split_url
 
 _WARC_HEAD = re.compile(rb"WARC/1\.[01]\r?\n")
 _CDXJ_LINE = re.compile(rb"\S+ \d{4,14} \{")
@@ -90,40 +87,89 @@ def _from_url(url: str, ts: float | None, status: int | None, method: str, where
 def read_warc(stream: IO[bytes], name: str) -> Iterator[Item]:
     """The request records of a WARC file, each with its response's status (the response
     record it is concurrent to, or the one for the same URI written next to it).  Raises
-    `ImportError` without warcio."""
-    try:
-        from warcio.archiveiterator import ArchiveIterator  # type: ignore[import-untyped]
-        from warcio.exceptions import ArchiveLoadFailed  # type: ignore[import-untyped]
-    except ImportError:
-        yield Unreadable(name, WARC_NEEDS)
-        return
+    `ImportError` without warcio.
+
+    A file cut short (a copy broken off, a crawl still writing) ends the reading where the
+    cut is: the records before it are read, the one it goes through is counted.
+    """
+    from warcio.archiveiterator import ArchiveIterator  # type: ignore[import-untyped]
+    from warcio.exceptions import ArchiveLoadFailed  # type: ignore[import-untyped]
 
     requests: list[tuple[Request, str, str]] = []  # each with its response's id and its URI
     statuses: dict[str, int | None] = {}  # a response's record id, and "uri:" its URI → status
     number = 0
+    cut: Unreadable | None = None
+    records = ArchiveIterator(stream, arc2warc=True)
     try:
-        for record in ArchiveIterator(stream, arc2warc=True):
+        for record in records:
             number += 1
-            uri = record.rec_headers.get_header("WARC-Target-URI") or ""
-            if record.rec_type == "response":
-                http = record.http_headers
-                status = _status(http.get_statuscode()) if http else None
-                statuses[record.rec_headers.get_header("WARC-Record-ID") or ""] = status
-                statuses.setdefault("uri:" + uri, status)
-            elif record.rec_type == "request":
-                item = _warc_request(record, f"{name}: record {number}")
-                if isinstance(item, Unreadable):
-                    yield item
-                    continue
-                concurrent = record.rec_headers.get_header("WARC-Concurrent-To") or ""
-                requests.append((item, concurrent, uri))
+            cut = _cut_short(record, records, f"{name}: record {number}")
+            if cut is not None:
+                break
+            item = _warc_record(record, f"{name}: record {number}", statuses)
+            if isinstance(item, Unreadable):
+                yield item
+            elif item is not None:
+                requests.append(item)
+        else:
+            cut = _left_over(records, name)
     # A torn or corrupt file: what was read counts.  warcio fails on some torn records with
     # errors of its own making (AttributeError on a header block cut short), not only its own.
     except (ArchiveLoadFailed, ValueError, AttributeError, EOFError, OSError) as e:
-        yield Unreadable(f"{name}: after record {number}", f"unreadable WARC data: {e}")
+        # warcio's AttributeError ("'NoneType' object has no attribute ...") says nothing more.
+        detail = "" if isinstance(e, AttributeError) else f" (warcio: {e})"
+        cut = Unreadable(f"{name}: record {number + 1}", f"cut short or corrupt{detail}")
     for request, concurrent, uri in requests:
         status = statuses.get(concurrent)
         yield request._replace(status=statuses.get("uri:" + uri) if status is None else status)
+    if cut is not None:  # last: where the reading stopped
+        yield cut
+
+
+def _cut_short(record: Any, records: Any, where: str) -> Unreadable | None:
+    """The record if the file ends inside it: its header block without the Content-Length
+    every WARC record has (WARC 1.1 §5.3), or its block shorter than the Content-Length says.
+    warcio reads either without a word; its record is then read to its end, as it would be
+    when the next one is asked for."""
+    if record.format.startswith("warc") and record.length is None:
+        return Unreadable(where, "cut short: the file ends inside its header")
+    records.read_to_end()
+    missing = getattr(record.raw_stream, "limit", 0)  # what its LimitReader did not get
+    if missing > 0:
+        return Unreadable(
+            f"{where} at byte {records.get_record_offset():,}",
+            f"cut short: the last {missing:,} bytes of its block are missing",
+        )
+    return None
+
+
+def _left_over(records: Any, name: str) -> Unreadable | None:
+    """Bytes after the last record that warcio read but made no record of: a file cut inside
+    a record's first lines (warcio then stops as at the end of the file)."""
+    end, read = records.offset, records.fh.tell()
+    if read > end:
+        return Unreadable(f"{name}: byte {end:,}", f"cut short: {read - end:,} bytes of a record")
+    return None
+
+
+def _warc_record(
+    record: Any, where: str, statuses: dict[str, int | None]
+) -> tuple[Request, str, str] | Unreadable | None:
+    """A request record's request, with the id of its response and its URI; a response
+    record's status goes into ``statuses``; other records give nothing."""
+    uri = record.rec_headers.get_header("WARC-Target-URI") or ""
+    if record.rec_type == "response":
+        http = record.http_headers
+        status = _status(http.get_statuscode()) if http else None
+        statuses[record.rec_headers.get_header("WARC-Record-ID") or ""] = status
+        statuses.setdefault("uri:" + uri, status)
+        return None
+    if record.rec_type != "request":
+        return None
+    item = _warc_request(record, where)
+    if isinstance(item, Unreadable):
+        return item
+    return item, record.rec_headers.get_header("WARC-Concurrent-To") or "", uri
 
 
 def _warc_request(record: Any, where: str) -> Item:
@@ -173,6 +219,10 @@ def read_cdx(stream: IO[bytes], name: str) -> Iterator[Item]:
             continue
         values = dict(zip(fields, line.split(" "), strict=False))
         where = f"{name}:{number}"
+        if not raw.endswith(b"\n") and len(values) < len(fields):
+            # The file ends inside this line: its last field read may be cut (a URL too).
+            yield Unreadable(where, CUT_LINE)
+            continue
         if "a" not in values:
             yield Unreadable(where, "a CDX line without its original URL")
             continue
@@ -194,7 +244,8 @@ def read_cdxj(stream: IO[bytes], name: str) -> Iterator[Item]:
         except ValueError:
             doc = None
         if not isinstance(doc, dict) or not isinstance(doc.get("url"), str):
-            yield Unreadable(where, "not a CDXJ line (urlkey timestamp {json with url})")
+            why = "not a CDXJ line (urlkey timestamp {json with url})"
+            yield Unreadable(where, why if raw.endswith(b"\n") else CUT_LINE)
             continue
         method = doc.get("method")
         ts = _timestamp(key_ts.rpartition(" ")[2])

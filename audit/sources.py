@@ -9,69 +9,114 @@ it could not read, so that the caller counts it and goes on):
     archive.py       WARC files (their request records) and CDX / CDXJ indexes
 
 `detect` names the format from the first bytes; `open_source` gunzips a ``.gz`` (by its magic
-bytes, not its name).  mitmproxy is imported only when a flow file is read: the rest needs
-nothing but urlsan.
+bytes, not its name).  A torn input (a copy cut short, a log still being written, a gzip file
+without its end) gives every record before the cut and then one `Unreadable` saying where it
+stops, whatever the format: `read` adds what the gzip layer found to what the reader found.
+mitmproxy and warcio are imported only when a flow file or a WARC file is read
+(`missing_reader`): the rest needs nothing but urlsan.
 """
 
 from __future__ import annotations
 
 import gzip
+import importlib
+import importlib.metadata
 import io
 import json
 import re
 import sys
-from collections.abc import Iterator
+import zlib
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime, timedelta, timezone
 from typing import IO, Any, BinaryIO, NamedTuple, cast
 
+from . import archive
 from .record import address, parse_time
+from .traffic import CUT_LINE, Item, Request, Unreadable, split_url
 
-FORMATS = ("flows", "har", "access-log", "warc", "cdx", "cdxj")
-FLOWS_NEED = (
-    "reading mitmproxy flow files needs mitmproxy: "
-    f"{sys.executable} -m pip install 'mitmproxy>=11.0.2,<13'"
-)
+__all__ = [
+    "FORMATS",
+    "NEEDS",
+    "GzipInput",
+    "Item",
+    "Request",
+    "Unreadable",
+    "compressed_file",
+    "detect",
+    "gzip_cut",
+    "missing_reader",
+    "open_source",
+    "parse_request_line",
+    "read",
+    "read_access_log",
+    "read_flows",
+    "read_har",
+]
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _BOM = b"\xef\xbb\xbf"
 
 
-class Request(NamedTuple):
-    """One request as a recording saw it; what the audit record is built from."""
+class Needs(NamedTuple):
+    """A package a reader needs that urlsan does not install by itself."""
 
-    ts: float | None  # seconds since the epoch, None if the recording has no time
-    client: str  # "ip:port" ("[ip]:port" for IPv6), a bare address, or "" when not recorded
-    method: str
-    scheme: str  # "" when not recorded (access logs)
-    host: str | None  # the Host header / :authority, None when not recorded
-    target: bytes  # the request-target as sent: origin-form, or as the recording holds it
-    http_version: str
-    where: str  # "FILE:LINE" or "FILE: entry N", for messages
-    authorization: str | None = None  # the Authorization header, when recorded (signed requests)
-    # An HTTP/1 absolute-form request's authority ("GET http://h/ HTTP/1.1"), when recorded.
-    authority: str | None = None
-    status: int | None = None  # the response's status code, when recorded (None: no response)
+    module: str  # the package to import, and to install: its distribution has the same name
+    extra: str  # the extra of urlsan's pyproject.toml that installs it
+    what: str  # the files it reads, for the message
 
 
-class Unreadable(NamedTuple):
-    """An entry a reader could not turn into a `Request`: counted, and shown in a few examples."""
+# The formats whose reader needs such a package.
+NEEDS = {
+    "flows": Needs("mitmproxy", "proxy", "mitmproxy flow files"),
+    "warc": Needs("warcio", "warc", "WARC files"),
+}
 
-    where: str
-    why: str
+
+def missing_reader(fmt: str) -> str | None:
+    """What to install to read ``fmt``, when its reader's package cannot be imported; else None.
+
+    The message names the package to install with this Python's pip (urlsan is on no package
+    index, so ``pip install 'urlsan[warc]'`` cannot work) and the extra for a checkout.
+    """
+    need = NEEDS.get(fmt)
+    if need is None:
+        return None
+    try:
+        importlib.import_module(need.module)
+    except ImportError:
+        return (
+            f"reading {need.what} needs {need.module}, which is not installed: "
+            f"{sys.executable} -m pip install '{_requirement(need)}' "
+            f"(in a checkout of urlsan: pip install -e '.[{need.extra}]')"
+        )
+    return None
 
 
-Item = Request | Unreadable
+def _requirement(need: Needs) -> str:
+    """The version range of ``need`` as urlsan's metadata (its pyproject.toml) declares it."""
+    try:
+        declared = importlib.metadata.requires("urlsan") or []
+    except importlib.metadata.PackageNotFoundError:  # run from a tree that was never installed
+        declared = []
+    marker = f'extra == "{need.extra}"'
+    for line in declared:
+        spec, _, markers = line.partition(";")
+        if marker in markers and re.match(rf"{need.module}\b", spec.strip()):
+            return spec.strip()
+    return need.module
 
 
 def open_source(path: str) -> IO[bytes]:
     """A buffered binary stream of ``path`` (``-``: standard input), gunzipped when gzip.
 
-    Closing it closes the file too (never standard input).
+    Closing it closes the file too (never standard input).  A gzip stream that is cut short or
+    corrupt ends there, as if the file ended, and `gzip_cut` says where: the records before the
+    cut are read, and the one cut through is the reader's to find incomplete.
     """
     raw: Any = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
     buffered: Any = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)
     if buffered.peek(2)[:2] == _GZIP_MAGIC:
-        return cast(IO[bytes], _Gunzipped(buffered))
+        return cast(IO[bytes], io.BufferedReader(_TornGzip(buffered)))
     return cast(IO[bytes], buffered)
 
 
@@ -92,11 +137,60 @@ class GzipInput(gzip.GzipFile):
                 self._compressed.close()
 
 
-class _Gunzipped(io.BufferedReader):
-    """A gzip stream, buffered again so that `detect` can peek at the uncompressed bytes."""
+class _TornGzip(io.RawIOBase):
+    """The uncompressed bytes of a gzip stream, which end where the gzip data is cut short or
+    corrupt (`cut` then says so) instead of failing: what came before is still read.
+
+    `GzipFile` raises at the end of a stream without its end-of-stream marker and trailer
+    (RFC 1952 §2.2: CRC32 and ISIZE), which a copy cut short lacks, and on corrupt deflate data
+    (RFC 1951), even though the bytes before were sound.
+    """
 
     def __init__(self, compressed: io.BufferedReader) -> None:
-        super().__init__(cast(Any, GzipInput(compressed)))
+        super().__init__()
+        self.gzip = GzipInput(compressed)
+        self.cut: str | None = None
+        self.read_bytes = 0  # uncompressed bytes given so far
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self.cut is not None:
+            return 0
+        try:
+            data = self.gzip.read1(len(buffer))  # read() would drop what came before a cut
+        except (EOFError, gzip.BadGzipFile, zlib.error) as e:
+            self.cut = str(e)
+            return 0
+        buffer[: len(data)] = data
+        self.read_bytes += len(data)
+        return len(data)
+
+    def close(self) -> None:
+        try:
+            self.gzip.close()
+        finally:
+            super().close()
+
+
+def gzip_cut(stream: IO[bytes]) -> str | None:
+    """Where the gzip data of ``stream`` (from `open_source`) was found cut short or corrupt,
+    and why; None if it was not, or is no gzip."""
+    raw = getattr(stream, "raw", None)
+    if isinstance(raw, _TornGzip) and raw.cut is not None:
+        return (
+            f"the gzip data ends at uncompressed byte {raw.read_bytes:,}, cut short or corrupt "
+            f"({raw.cut})"
+        )
+    return None
+
+
+def compressed_file(stream: IO[bytes]) -> IO[bytes]:
+    """The file under a gunzipped ``stream`` (a progress bar measures it: its size is known in
+    advance), or ``stream`` itself."""
+    raw = getattr(stream, "raw", None)
+    return cast(IO[bytes], raw.gzip) if isinstance(raw, _TornGzip) else stream
 
 
 # A tnetstring dictionary whose first key is a short name: how every mitmproxy flow begins
@@ -115,26 +209,40 @@ def detect(stream: IO[bytes]) -> str | None:
     first_line = head.split(b"\n", 1)[0]
     if _COMBINED.match(first_line.rstrip(b"\r")):
         return "access-log"
-    from . import archive  # WARC files, CDX and CDXJ indexes
-
     return archive.detect(head)
 
 
 def read(stream: IO[bytes], fmt: str, name: str) -> Iterator[Item]:
-    """The requests of ``stream`` in format ``fmt`` (one of `FORMATS`); ``name`` for messages."""
-    if fmt == "flows":
-        return read_flows(stream, name)
-    if fmt == "har":
-        return read_har(stream, name)
-    if fmt == "access-log":
-        return read_access_log(stream, name)
-    if fmt in ("warc", "cdx", "cdxj"):
-        from . import archive
+    """The requests of ``stream`` in format ``fmt`` (one of `FORMATS`); ``name`` for messages.
 
-        return {"warc": archive.read_warc, "cdx": archive.read_cdx, "cdxj": archive.read_cdxj}[fmt](
-            stream, name
-        )
-    raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    Raises `ValueError` for an unknown format, `ImportError` when the format's reader needs a
+    package that is not installed (`missing_reader` says which).
+    """
+    if fmt not in _READERS:
+        raise ValueError(f"unknown format {fmt!r}; choose one of {', '.join(FORMATS)}")
+    return _with_cut(_READERS[fmt](stream, name), stream, name)
+
+
+def _with_cut(items: Iterable[Item], stream: IO[bytes], name: str) -> Iterator[Item]:
+    """``items``, and then where the gzip data of ``stream`` is cut, if it is: told with the
+    reader's last `Unreadable` when there is one (the record the cut went through), so that one
+    cut is counted once."""
+    last: Item | None = None
+    for item in items:
+        if last is not None:
+            yield last
+        last = item
+    cut = gzip_cut(stream)
+    if cut is None:
+        if last is not None:
+            yield last
+        return
+    if isinstance(last, Unreadable):
+        yield last._replace(why=f"{last.why}; {cut}")
+        return
+    if last is not None:
+        yield last
+    yield Unreadable(name, cut)
 
 
 # --- mitmproxy flow files
@@ -182,63 +290,125 @@ def read_flows(stream: IO[bytes], name: str) -> Iterator[Item]:
 # --- HAR
 
 
-def _split_url(url: str) -> tuple[str, str | None, str]:
-    """``scheme://authority/rest`` → (scheme, authority, origin-form target)."""
-    scheme, sep, rest = url.partition("://")
-    if not sep or not scheme.isascii() or not scheme.isalpha():
-        return "", None, url  # not absolute: the target as it is
-    cut = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
-    authority, target = rest[:cut], rest[cut:]
-    if not target.startswith("/"):
-        target = "/" + target  # RFC 9112 §3.2.1: an empty path is sent as "/"
-    return scheme.lower(), authority or None, target
-
-
 def read_har(stream: IO[bytes], name: str) -> Iterator[Item]:
-    """The entries of a HAR file (one JSON document: read whole, as every HAR tool does)."""
+    """The entries of a HAR file (one JSON document: read whole, as every HAR tool does).  A
+    HAR file cut short is no JSON document; its entries before the cut are read one by one."""
+    data = stream.read().removeprefix(_BOM)
     try:
-        doc = json.loads(stream.read().removeprefix(_BOM))
+        doc = json.loads(data)
+    except ValueError as e:
+        yield from _torn_har(data.decode("utf-8", "surrogateescape"), name, e)
+        return
+    try:
         entries = doc["log"]["entries"]
         if not isinstance(entries, list):
             raise TypeError("log.entries is not a list")
-    except (ValueError, KeyError, TypeError) as e:
+    except (KeyError, TypeError) as e:
         yield Unreadable(name, f"not a HAR file: {e}")
         return
     for number, entry in enumerate(entries, 1):
-        where = f"{name}: entry {number}"
-        request = entry.get("request") if isinstance(entry, dict) else None
-        if not isinstance(request, dict):
-            yield Unreadable(where, "no request")
-            continue
-        url, method = request.get("url"), request.get("method")
-        if not isinstance(url, str) or not isinstance(method, str) or not url:
-            yield Unreadable(where, "no request.url or request.method")
-            continue
-        scheme, authority, target = _split_url(url)
-        if method.upper() == "CONNECT":
-            continue
-        version = request.get("httpVersion")
-        headers = request.get("headers")
-        authorization = next(
-            (
-                h.get("value")
-                for h in (headers if isinstance(headers, list) else ())
-                if isinstance(h, dict) and str(h.get("name", "")).lower() == "authorization"
-            ),
-            None,
-        )
-        yield Request(
-            ts=_epoch(parse_time(entry.get("startedDateTime"))),
-            client="",  # HAR records the server's address, never the client's
-            method=method,
-            scheme=scheme,
-            host=authority,
-            target=target.encode("utf-8", "surrogateescape"),
-            http_version=version if isinstance(version, str) else "",
-            where=where,
-            authorization=authorization if isinstance(authorization, str) else None,
-            status=_har_status(entry.get("response")),
-        )
+        item = _har_entry(entry, f"{name}: entry {number}")
+        if item is not None:
+            yield item
+
+
+def _har_entry(entry: Any, where: str) -> Item | None:
+    """The request of one HAR entry (None for a CONNECT: no request-target to audit)."""
+    request = entry.get("request") if isinstance(entry, dict) else None
+    if not isinstance(request, dict):
+        return Unreadable(where, "no request")
+    url, method = request.get("url"), request.get("method")
+    if not isinstance(url, str) or not isinstance(method, str) or not url:
+        return Unreadable(where, "no request.url or request.method")
+    scheme, authority, target = split_url(url)
+    if method.upper() == "CONNECT":
+        return None
+    version = request.get("httpVersion")
+    headers = request.get("headers")
+    authorization = next(
+        (
+            h.get("value")
+            for h in (headers if isinstance(headers, list) else ())
+            if isinstance(h, dict) and str(h.get("name", "")).lower() == "authorization"
+        ),
+        None,
+    )
+    return Request(
+        ts=_epoch(parse_time(entry.get("startedDateTime"))),
+        client="",  # HAR records the server's address, never the client's
+        method=method,
+        scheme=scheme,
+        host=authority,
+        target=target.encode("utf-8", "surrogateescape"),
+        http_version=version if isinstance(version, str) else "",
+        where=where,
+        authorization=authorization if isinstance(authorization, str) else None,
+        status=_har_status(entry.get("response")),
+    )
+
+
+# JSON's whitespace (RFC 8259 §2: ws = *( %x20 / %x09 / %x0A / %x0D )).
+_JSON_WS = re.compile(r"[ \t\n\r]*")
+
+
+def _torn_har(text: str, name: str, error: ValueError) -> Iterator[Item]:
+    """The entries of a HAR file that is no JSON document, up to where it stops being one: each
+    complete entry of ``log.entries`` is a JSON value of its own, decoded as it comes."""
+    decoder = json.JSONDecoder()
+    log = _json_member(text, 0, "log", decoder)
+    pos = None if log is None else _json_member(text, log, "entries", decoder)
+    if pos is None or not text.startswith("[", pos):
+        yield Unreadable(name, f"not a HAR file: {error}")
+        return
+    pos, number = pos + 1, 0
+    while True:
+        pos = _skip_json_ws(text, pos)
+        if text.startswith("]", pos):  # every entry was read: the file stops after them
+            where, why = f"{name}: after entry {number}", "cut short after its entries"
+            break
+        try:
+            entry, pos = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as e:
+            where, why = f"{name}: entry {number + 1}", f"cut short or malformed ({e.msg})"
+            break
+        number += 1
+        item = _har_entry(entry, f"{name}: entry {number}")
+        if item is not None:
+            yield item
+        pos = _skip_json_ws(text, pos)
+        if text.startswith(",", pos):
+            pos += 1
+    offset = len(text[:pos].encode("utf-8", "surrogateescape"))
+    yield Unreadable(where, f"{why} at byte {offset:,}")
+
+
+def _skip_json_ws(text: str, pos: int) -> int:
+    return cast(re.Match[str], _JSON_WS.match(text, pos)).end()
+
+
+def _json_member(text: str, pos: int, key: str, decoder: json.JSONDecoder) -> int | None:
+    """Where the value of ``key`` starts in the JSON object at ``pos``, the members before it
+    decoded and passed over; None when the object ends, or stops being JSON, before it."""
+    pos = _skip_json_ws(text, pos)
+    if not text.startswith("{", pos):
+        return None
+    pos += 1
+    while True:
+        try:
+            member, pos = decoder.raw_decode(text, _skip_json_ws(text, pos))
+            pos = _skip_json_ws(text, pos)
+            if not isinstance(member, str) or not text.startswith(":", pos):
+                return None
+            pos = _skip_json_ws(text, pos + 1)
+            if member == key:
+                return pos
+            _, pos = decoder.raw_decode(text, pos)
+        except ValueError:
+            return None
+        pos = _skip_json_ws(text, pos)
+        if not text.startswith(",", pos):
+            return None
+        pos += 1
 
 
 def _har_status(response: Any) -> int | None:
@@ -315,7 +485,7 @@ def read_access_log(stream: IO[bytes], name: str) -> Iterator[Item]:
         where = f"{name}:{number}"
         m = _COMBINED.match(line)
         if not m:
-            yield Unreadable(where, "not a combined-format access log line")
+            yield Unreadable(where, _bad_line(raw, "not a combined-format access log line"))
             continue
         parsed = parse_request_line(_ESCAPE.sub(_unescape, m.group("request")))
         if parsed is None:
@@ -327,7 +497,7 @@ def read_access_log(stream: IO[bytes], name: str) -> Iterator[Item]:
         scheme, host = "", None
         if not target.startswith(b"/") and b"://" in target:
             text = target.decode("utf-8", "surrogateescape")
-            scheme, host, origin = _split_url(text)
+            scheme, host, origin = split_url(text)
             target = origin.encode("utf-8", "surrogateescape")
         vhost = m.group("vhost")
         if host is None and vhost:
@@ -345,5 +515,23 @@ def read_access_log(stream: IO[bytes], name: str) -> Iterator[Item]:
         )
 
 
+def _bad_line(raw: bytes, why: str) -> str:
+    """Why a line was not read: the last line of a file cut short has no line end (a server
+    writes each line whole, with its line end)."""
+    return why if raw.endswith(b"\n") else CUT_LINE
+
+
 def _epoch(ts: datetime | None) -> float | None:
     return None if ts is None else ts.timestamp()
+
+
+# Each format `urlsan audit` reads, and its reader: `--format` takes these names.
+_READERS: dict[str, Callable[[IO[bytes], str], Iterator[Item]]] = {
+    "flows": read_flows,
+    "har": read_har,
+    "access-log": read_access_log,
+    "warc": archive.read_warc,
+    "cdx": archive.read_cdx,
+    "cdxj": archive.read_cdxj,
+}
+FORMATS = tuple(_READERS)

@@ -8,19 +8,19 @@ Every request is decided as the proxy decides it (`urlsan.addon.decision`; in
 from __future__ import annotations
 
 import argparse
-import gzip
-import importlib.util
+import io
 import sys
 from collections.abc import Callable
-from typing import IO, Any, cast
+from typing import IO, Any
 
 from ..addon import decision
+from ..addon.options import AUDIT, BY_NAME
 from ..audit import record, sources
 from ..audit.redact import DEFAULT_REDACT, Redactor
-from ..core import backends
-from ..core.policy import PROFILES
-from .canon import FLAGS
+from . import matching
+from .flags import FLAGS, add_flags, values
 from .inputs import close_input
+from .matching import Matcher, MatchingFlows
 from .output import Output
 from .progress import Progress, input_size
 from .status import EXIT_BAD_LINES, EXIT_OK, EXIT_WRITE_ERROR, OutputError, UsageError
@@ -29,15 +29,31 @@ from .terminal import isatty
 _EXAMPLES = 5  # unreadable entries shown by place; the others only counted
 
 
+# What each format urlsan audit reads (`sources.FORMATS`, held equal by a test) is, as --help
+# and its error messages say it.
+FORMAT_TITLES: dict[str, str] = {
+    "flows": "mitmproxy flow files (mitmdump -w; needs mitmproxy)",
+    "har": "HAR files",
+    "access-log": "access logs in the combined or common format (nginx, Apache)",
+    "warc": "WARC files (needs warcio)",
+    "cdx": "CDX indexes",
+    "cdxj": "CDXJ indexes",
+}
+
+
+def _listed(items: list[str], last: str = "and") -> str:
+    return ", ".join(items[:-1]) + f" {last} {items[-1]}" if len(items) > 1 else "".join(items)
+
+
 def add_parser(sub: Any) -> None:
     audit = sub.add_parser(
         "audit",
-        help="audit recorded traffic: mitmproxy flow files, HAR, access logs",
+        help="audit recorded traffic: "
+        + ", ".join(t.split(" (")[0] for t in FORMAT_TITLES.values()),
         description="Decide every request of recorded traffic as the proxy does (in audit "
         "mode, unless --mode names another), and write the audit records it would have "
         "written (JSON Lines) for `urlsan report`. "
-        "Reads mitmproxy flow files (mitmdump -w; needs mitmproxy), HAR files and access logs "
-        "in the combined or common format (nginx, Apache); gzip is detected.",
+        f"Reads {_listed(list(FORMAT_TITLES.values()))}; gzip is detected.",
     )
     audit.add_argument("files", nargs="+", metavar="FILE", help="recorded traffic; '-': stdin")
     audit.add_argument(
@@ -53,47 +69,10 @@ def add_parser(sub: Any) -> None:
         default="auto",
         help="format of every FILE (default: auto, from its first bytes)",
     )
-    # As canon's: no -p, which in `urlsan proxy -p` is mitmdump's port.
-    audit.add_argument(
-        "--profile",
-        default="rfc3986",
-        metavar="NAME",
-        help=f"rule profile: {', '.join(PROFILES)} (default: rfc3986, as the proxy's)",
-    )
-    audit.add_argument(
-        "--rules",
-        default="",
-        metavar="SPEC",
-        help="switch rules on and off, as urlsan_rules does: '+merge-slashes,-strip-fragment'",
-    )
-    audit.add_argument(
-        "--mode",
-        choices=decision.MODES,
-        default="audit",
-        help="record what the proxy would have done in this urlsan_mode (default: audit)",
-    )
-    audit.add_argument(
-        "--backends",
-        metavar="NAMES",
-        default="",
-        help="comma-separated servers behind the proxy, as urlsan_backends: a request one of "
-        "them would route otherwise than RFC 3986 is recorded with its reading (and rejected "
-        "in the other modes): " + ", ".join(backends.NAMES),
-    )
-    audit.add_argument(
-        "--signed",
-        choices=decision.SIGNED,
-        default="skip",
-        help="as urlsan_signed: skip (default) only records signed requests, rewrite treats "
-        "them like any other",
-    )
-    audit.add_argument(
-        "--redact",
-        metavar="NAMES",
-        default=None,
-        help="comma-separated query parameter names whose values are masked in the records "
-        "(replaces the default list, as the proxy's urlsan_redact does)",
-    )
+    # The options that change what the proxy decides or records, as the proxy's urlsan_*
+    # options: --mode, --profile, --drop-params, ... (no -p, which in `urlsan proxy -p` is
+    # mitmdump's port).
+    add_flags(audit, AUDIT)
     audit.add_argument(
         "--no-progress",
         action="store_true",
@@ -109,9 +88,15 @@ class Auditor:
     """What the proxy would have recorded for one request: `urlsan.addon.decision` decides, as
     it does for the proxy, in the mode the proxy would have run in (audit by default)."""
 
-    def __init__(self, settings: decision.Settings, redactor: Redactor | None = None) -> None:
+    def __init__(
+        self,
+        settings: decision.Settings,
+        redactor: Redactor | None = None,
+        matches: Matcher | None = None,
+    ) -> None:
         self.settings = settings
         self.redactor = redactor or Redactor.of(DEFAULT_REDACT)
+        self.matches = matches  # --filter: the flows the proxy's urlsan_filter lets through
 
     def check(self, request: sources.Request) -> dict[str, Any] | None:
         """The audit record of ``request``, or None when the proxy would log nothing."""
@@ -135,25 +120,32 @@ class _Tally:
             self.examples.append(f"{item.where}: {item.why}")
 
 
-def _open(path: str, fmt: str) -> tuple[IO[bytes], str]:
+def _open(path: str, fmt: str, filtered: bool) -> tuple[IO[bytes], str]:
     try:
         stream = sources.open_source(path)
     except OSError as e:
         raise UsageError(f"cannot read {path}: {e.strerror or e}") from None
-    try:
-        found = sources.detect(stream) if fmt == "auto" else fmt
-    except (EOFError, gzip.BadGzipFile) as e:  # a .gz torn or corrupt within its first bytes
-        close_input(stream)
-        raise UsageError(f"cannot read {path}: {e}") from None
+    found = sources.detect(stream) if fmt == "auto" else fmt
     if found is None:
+        if sources.compressed_file(stream) is not stream:
+            stream.read(1 << 16)  # a .gz cut short may say so a little further on
+        close_input(stream)
+        cut = sources.gzip_cut(stream)
+        if cut is not None:  # a .gz torn within its first bytes: too little to know it by
+            raise UsageError(f"{path}: {cut}: too little to tell the format by (use --format)")
+        raise UsageError(
+            f"{path}: not a format urlsan audit reads ({', '.join(sources.FORMATS)}; "
+            "use --format to say which)"
+        )
+    if filtered and found != "flows":
         close_input(stream)
         raise UsageError(
-            f"{path}: not a mitmproxy flow file, a HAR file or an access log in the combined "
-            "format (use --format to say which)"
+            f"{path}: {BY_NAME['filter'].flag} reads mitmproxy flow files, not {found}"
         )
-    if found == "flows" and importlib.util.find_spec("mitmproxy") is None:
+    missing = sources.missing_reader(found)
+    if missing is not None:
         close_input(stream)
-        raise UsageError(f"{path}: {sources.FLOWS_NEED}")
+        raise UsageError(f"{path}: {missing}")
     return stream, found
 
 
@@ -166,6 +158,10 @@ def _audit_file(
     tally: _Tally,
     progress: Progress,
 ) -> None:
+    flows = None
+    if auditor.matches is not None:  # flow files alone (`_open`)
+        flows = MatchingFlows(stream, auditor.matches)
+        stream = io.BufferedReader(flows)
     try:
         for item in sources.read(stream, fmt, name):
             if isinstance(item, sources.Unreadable):
@@ -177,38 +173,49 @@ def _audit_file(
                 write(record.serialize(rec, auditor.redactor))
                 tally.records += 1
             progress.update(tally.requests)
-    except (EOFError, gzip.BadGzipFile, UnicodeDecodeError) as e:
-        # A torn or corrupt .gz: what was read counts, the rest of this file cannot be found.
+    except BrokenPipeError:
+        raise  # the reader of standard output went away: main's to handle
+    except (EOFError, OSError, UnicodeDecodeError) as e:
+        # An input that fails under its reader (a read error of the disk, a pipe): what was
+        # read counts, the rest of this file cannot be found.
         tally.bad(sources.Unreadable(name, f"cannot read further: {e}"))
+    if flows is not None and flows.error is not None:
+        tally.bad(sources.Unreadable(name, f"unreadable flow data: {flows.error}"))
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    names = DEFAULT_REDACT if args.redact is None else args.redact.split(",")
+    given = values(args, AUDIT)
     try:
         settings = decision.settings(
-            args.mode,
-            args.profile,
-            args.rules,
-            signed=args.signed,
+            given["mode"],
+            given["profile"],
+            given["rules"],
+            signed=given["signed"],
+            max_target=given["max_target"],
+            drop_params=given["drop_params"],
+            keep_params=given["keep_params"],
             names=FLAGS,
-            backends=args.backends,
-            backends_option="--backends",
+            backends=given["backends"],
+            backends_option=BY_NAME["backends"].flag,
         )
     except ValueError as e:
         raise UsageError(str(e)) from None
-    auditor = Auditor(settings, Redactor.of(names))
+    expr = given["filter"]
+    missing = sources.missing_reader("flows") if expr else None
+    if missing is not None:
+        raise UsageError(f"{BY_NAME['filter'].flag}: {missing}")
+    matches = matching.parse(expr, BY_NAME["filter"].flag) if expr else None
+    auditor = Auditor(settings, Redactor.of(given["redact"]), matches)
     # Every input is opened (and its format found) before anything is written.
-    opened = [(path, *_open(path, args.format)) for path in args.files]
+    opened = [(path, *_open(path, args.format, bool(expr))) for path in args.files]
     out = Output(args.output)
     tally = _Tally()
     err = sys.stderr
     try:
         try:
             for path, stream, fmt in opened:
-                inner = getattr(stream, "raw", None)  # progress of a .gz in compressed bytes
-                size, position = input_size(
-                    cast(IO[bytes], inner) if isinstance(inner, gzip.GzipFile) else stream
-                )
+                # A .gz's progress in compressed bytes: the only size known in advance.
+                size, position = input_size(sources.compressed_file(stream))
                 enabled = not args.no_progress and isatty(err)
                 progress = Progress(err, size, position, enabled=enabled)
                 name = "<stdin>" if path == "-" else path

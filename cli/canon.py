@@ -9,16 +9,17 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import IO, Any
 
+from ..addon.options import BY_NAME, CANON
 from ..core import Policy, backends, canonicalize
-from ..core.options import OptionNames, policy_from_options
-from ..core.policy import PROFILES
+from ..core.options import policy_from_options
 from .argtypes import jobs, positive
 from .batch import run_blocks
 from .blocks import Block, Done, Entry
+from .flags import FLAGS, add_flags, values
 from .formats import Mode
 from .inputs import MAX_LINE_BYTES, BlockReader, arguments_block, close_input, open_input
 from .output import Output
-from .processor import OnError, Processor
+from .processor import OnError, Processor, digest
 from .progress import Progress, input_size
 from .status import (
     EXIT_BAD_LINES,
@@ -57,7 +58,7 @@ def add_parser(sub: Any) -> None:
         default="-",
         help="write to FILE (gzip if it ends in .gz; default: stdout)",
     )
-    _policy_options(canon)
+    add_flags(canon, CANON)  # --profile, --rules, --drop-params, ...: the proxy's options
     canon.add_argument(
         "--form",
         default="auto",
@@ -69,7 +70,8 @@ def add_parser(sub: Any) -> None:
         choices=("url", "surt"),
         default="url",
         help="write each URL's canonical form (url, default) or its SURT key, as web archives "
-        "index URLs (surt: org,archive)/index.html; see docs/archives.md)",
+        'index URLs (surt: org,archive)/index.html; see "Web archives: SURT keys" in the urlsan '
+        "documentation)",
     )
     canon.add_argument(
         "--key-profile",
@@ -91,14 +93,6 @@ def add_parser(sub: Any) -> None:
         "--check",
         action="store_true",
         help="list the inputs that are not canonical; exit 1 if there are any",
-    )
-    canon.add_argument(
-        "--backends",
-        metavar="NAMES",
-        default="",
-        help="comma-separated servers behind a proxy (" + ", ".join(backends.NAMES) + "): a "
-        "URL one of them would route otherwise than RFC 3986 reads its canonical form gets a "
-        "backend-divergence finding, and is an offender for --check",
     )
     canon.add_argument(
         "--dedupe",
@@ -159,41 +153,6 @@ def add_parser(sub: Any) -> None:
     canon.set_defaults(func=cmd_canon)
 
 
-def _policy_options(parser: argparse.ArgumentParser) -> None:
-    # No -p: in `urlsan proxy -p` it is mitmdump's port.
-    parser.add_argument(
-        "--profile",
-        default="rfc3986",
-        metavar="NAME",
-        help=f"rule profile: {', '.join(PROFILES)} (default: rfc3986)",
-    )
-    parser.add_argument(
-        "--rules",
-        default="",
-        metavar="SPEC",
-        help="switch rules on and off: '+merge-slashes,-remove-dot-segments'",
-    )
-    parser.add_argument(
-        "--drop-params",
-        action="append",
-        default=[],
-        metavar="SPEC",
-        help="also drop these query parameters: '[HOST:]NAME[,NAME...]', shell patterns, "
-        "any case ('utm_*', 'example.com:ref,src'); switches drop-params on; repeatable",
-    )
-    parser.add_argument(
-        "--keep-params",
-        action="append",
-        default=[],
-        metavar="SPEC",
-        help="never drop these query parameters (same form as --drop-params); repeatable",
-    )
-
-
-# The flags that name a policy, as `urlsan canon` and `urlsan audit` take them.
-FLAGS = OptionNames("--profile", "--rules", "--drop-params", "--keep-params")
-
-
 def make_policy(
     profile: str, rules: str, drop: Iterable[str] = (), keep: Iterable[str] = ()
 ) -> Policy:
@@ -205,7 +164,10 @@ def make_policy(
 
 
 def cmd_canon(args: argparse.Namespace) -> int:
-    policy = make_policy(args.profile, args.rules, args.drop_params, args.keep_params)
+    given = values(args, CANON)
+    policy = make_policy(
+        given["profile"], given["rules"], given["drop_params"], given["keep_params"]
+    )
     if args.urls and args.input:
         raise UsageError("give URLs as arguments or with -i FILE, not both")
     source = "argv" if args.urls else (args.input or "-")
@@ -224,6 +186,8 @@ def cmd_canon(args: argparse.Namespace) -> int:
     try:
         blocks, processor = _blocks(args, stream), _processor(args, policy, name)
         session.run(blocks, processor, _jobs_for(args), _read_share(stream))
+        if isinstance(blocks, BlockReader) and blocks.cut is not None:
+            session.cut(blocks.cut)  # a bad line: the run's status is 3
     except OutputError as e:
         return _fail(f"cannot write {output.shown}: {e}", EXIT_WRITE_ERROR, output)
     except WorkerDied:
@@ -250,14 +214,7 @@ def _surt_keys(args: argparse.Namespace, policy: Policy, stream: IO[bytes] | Non
             "--key surt writes keys only: not with --json, --diff, --check, --dedupe or --jobs"
         )
     sep = b"\0" if args.null else b"\n"
-    lines = (
-        [u.encode("utf-8", "surrogateescape") for u in args.urls]
-        if stream is None
-        else (stream.read().split(sep))
-    )
-    close_input(stream)
-    if lines and not lines[-1] and stream is not None:
-        lines.pop()  # the separator after the last line
+    lines, cut = _surt_lines(args, stream, sep)
     output, bad = Output(args.output), 0
     for number, raw in enumerate(lines, 1):
         text = raw.decode("utf-8", "surrogateescape").strip(" \t\r\n")
@@ -275,11 +232,29 @@ def _surt_keys(args: argparse.Namespace, policy: Policy, stream: IO[bytes] | Non
                 continue
             key = text
         output.write(key.encode("utf-8", "surrogateescape") + sep)
+    if cut is not None:  # a gzip input cut short: the line it goes through is a bad line
+        bad += 1
+        sys.stderr.write(f"urlsan canon: line {len(lines) + 1}: {cut}\n")
     try:
         output.close()
     except OutputError as e:
         return _fail(f"cannot write {output.shown}: {e}", EXIT_WRITE_ERROR, output)
     return EXIT_BAD_LINES if bad else EXIT_OK
+
+
+def _surt_lines(
+    args: argparse.Namespace, stream: IO[bytes] | None, sep: bytes
+) -> tuple[list[bytes], str | None]:
+    """The lines ``--key surt`` keys, and why the input stopped early (a gzip file cut short)."""
+    if stream is None:
+        return [u.encode("utf-8", "surrogateescape") for u in args.urls], None
+    try:
+        reader = BlockReader(stream, sep=sep, max_bytes=sys.maxsize)  # no line is too long here
+        lines = b"".join(block.data for block in reader).split(sep)
+    finally:
+        close_input(stream)
+    lines.pop()  # each line ends with the separator: the last piece is empty
+    return lines, reader.cut
 
 
 def _open_input(source: str) -> IO[bytes]:
@@ -322,7 +297,7 @@ def _mode(args: argparse.Namespace) -> Mode:
 
 def _processor(args: argparse.Namespace, policy: Policy, name: str) -> Processor:
     try:
-        protected = backends.parse_names(args.backends, "--backends")
+        protected = backends.parse_names(values(args, CANON)["backends"], BY_NAME["backends"].flag)
     except ValueError as e:
         raise UsageError(str(e)) from None
     if protected and not (args.check or args.json or args.diff):
@@ -370,6 +345,10 @@ class _Session:
         self.on_error = OnError(args.on_error)
         self.checking = bool(args.check)
         self.seen: dict[bytes, int] = {}
+        # --dedupe --on-error pass: the bad lines passed through, by their output's digest.  A
+        # bad line is deduplicated as any other output: a blank line is written once, not once
+        # per blank line, and so is each repeated bad input.
+        self.passed: set[bytes] = set()
         self.total = self.valid = self.changed = self.offenders = self.collapsed = 0
         self.bad = 0
         self.stopped_at: int | None = None  # --on-error fail: the bad line that stopped the run
@@ -414,7 +393,8 @@ class _Session:
                 self.output.write(b"".join(out))
                 out = []
                 self._bad_line(e.number, e.shown)
-                out.append(e.out if self.raw else safe_bytes(e.out))
+                if e.out and self._first_pass(e.out):
+                    out.append(e.out if self.raw else safe_bytes(e.out))
                 continue
             first = self.seen.get(e.key)
             if first is None:
@@ -427,6 +407,20 @@ class _Session:
                 self.offenders += 1
                 out.append(self._duplicate(e, first))
         self.output.write(b"".join(out))
+
+    def cut(self, reason: str) -> None:
+        """The input stopped inside the line after the last one read (a gzip file cut short):
+        a bad line, where the run stopped."""
+        self._bad_line(self.total + 1, reason)
+        self.stopped_at = self.total + 1
+
+    def _first_pass(self, out: bytes) -> bool:
+        """Whether a bad line's output is written for the first time (and is now)."""
+        key = digest(out.decode("utf-8", "surrogateescape"))
+        if key in self.passed:
+            return False
+        self.passed.add(key)
+        return True
 
     def _duplicate(self, e: Entry, first: int) -> bytes:
         if self.args.json:
@@ -467,7 +461,7 @@ class _Session:
         args = self.args
         summary = []
         if args.check:
-            servers = f" or read otherwise by {args.backends}" if args.backends else ""
+            servers = f" or read otherwise by {','.join(args.backends)}" if args.backends else ""
             summary.append(f"{self.offenders:,} of {self.valid:,} URLs not canonical{servers}")
         elif args.diff:
             summary.append(f"{self.changed:,} of {self.valid:,} URLs changed")
@@ -478,5 +472,7 @@ class _Session:
         elif self.bad:
             skipped = self.on_error is OnError.SKIP or args.diff or args.check
             fate = "skipped" if skipped else "passed through"
+            if args.dedupe and not skipped:  # each distinct bad line once
+                fate = f"({len(self.passed):,} distinct) passed through"
             summary.append(f"{self.bad:,} bad line{'s' * (self.bad != 1)} {fate}")
         return summary

@@ -12,6 +12,7 @@ import gzip
 import io
 import select
 import sys
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any, cast
 
@@ -78,19 +79,33 @@ class BlockReader:
         self.held = b""  # the start of a line whose end has not been read
         self.skipping = False  # in the middle of a line too long to keep
         self.numbered = True  # False: blocks say first=0, numbered when their results are back
+        # Why a gzip input stopped early (cut short or corrupt), or None: the lines before the
+        # cut are handed on, the one it goes through is not (the rest of it is unknown).
+        self.cut: str | None = None
 
     def __iter__(self) -> Iterator[Block]:
         read: Callable[[int], bytes] = getattr(self.stream, "read1", self.stream.read)
         more = _more_at_once(self.stream)
-        while data := read(self.size):
+        while data := self._read(read):
             self._take(data)
             pause = len(data) < self.size and not more()
             if pause or self.per_line or sum(map(len, self.parts)) >= self.size:
                 yield from self._hand_on(pause=True if self.per_line else pause)
+        if self.cut is not None:
+            self.held, self.skipping = b"", False
         if self.held:
             self.parts.append(self.held + self.sep)
             self.held = b""
         yield from self._hand_on(pause=True)
+
+    def _read(self, read: Callable[[int], bytes]) -> bytes:
+        try:
+            return read(self.size)
+        except (EOFError, zlib.error, gzip.BadGzipFile) as e:
+            # GzipFile raises at a member without its end (RFC 1952 §2.2: no CRC32 and ISIZE), as
+            # a copy cut short has, and at corrupt deflate data; what came before was sound.
+            self.cut = f"the gzip data ends here, cut short or corrupt ({e})"
+            return b""
 
     def _take(self, data: bytes) -> None:
         if self.skipping:  # the rest of a too-long line: dropped, never held

@@ -180,13 +180,14 @@ def proxy_main(argv: list[str]) -> int:
         return 0
 
     extra: list[Any] = []
+    addon = UrlSanitizer()
 
     class UrlsanDumpMaster(dump.DumpMaster):  # type: ignore[misc]
         # Added before the command line is parsed, so that --set urlsan_* works and a bad value
         # is mitmproxy's one-line option error, exactly as for a built-in addon.
         def __init__(self, options: Any, **kwargs: Any) -> None:
             super().__init__(options, **kwargs)
-            self.addons.add(UrlSanitizer())  # type: ignore[no-untyped-call]
+            self.addons.add(addon)  # type: ignore[no-untyped-call]
             extra.append(_checked_options(options, exceptions.OptionsError))
 
     return_large_blocks()
@@ -202,6 +203,8 @@ def proxy_main(argv: list[str]) -> int:
         return 1
     finally:
         sys.argv[0] = argv0
+        if not addon.started:  # refused before it served: no empty log left behind
+            addon.discard_log()
     return 0
 
 

@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from ..audit import report
-from ..audit.sources import open_source
+from ..audit.sources import gzip_cut, open_source
 from ..core.taxonomy import SEVERITIES
 from .argtypes import positive
 from .status import EXIT_BAD_LINES, EXIT_OK, UsageError
@@ -61,6 +61,9 @@ def cmd_report(args: argparse.Namespace) -> int:
             stream = open_source(path)
             try:
                 summary.read(stream, path)
+                cut = gzip_cut(stream)
+                if cut is not None:  # a .gz cut short: what came before it is reported
+                    sys.stderr.write(f"urlsan report: {path}: {cut}; the report stops there\n")
             finally:
                 if stream is not sys.stdin.buffer:
                     stream.close()

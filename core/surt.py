@@ -95,8 +95,16 @@ _PLAIN = re.compile(
 )
 _DEFAULT_PORTS = {b"http": 80, b"https": 443}
 
-# The urlsan profile: characters of a host or userinfo that would make its key ambiguous.
-_KEY_ESCAPES = str.maketrans({"%": "%25", ",": "%2C", "(": "%28", ")": "%29", "@": "%40"})
+# The urlsan profile: the characters of a host or userinfo that would make its key ambiguous
+# (the key's own delimiters), written as their escapes; and a "%" only where it starts one of
+# those escapes, so that the key still reads back one way.  Every other "%" is the start of an
+# escape canonicalize already wrote, and the key keeps it as it is: nothing is escaped twice.
+_KEY_ESCAPED = {",": "%2C", "(": "%28", ")": "%29", "@": "%40", "%": "%25"}
+_KEY_ESCAPE = re.compile(r"[,()@]|%(?=25|2[Cc89]|40)")
+
+
+def _key_escape(text: str) -> str:
+    return _KEY_ESCAPE.sub(lambda m: _KEY_ESCAPED[m[0]], text) if _KEY_ESCAPE.search(text) else text
 
 
 def surt(
@@ -142,10 +150,12 @@ def surt(
 def urlsan_key(canonical: str) -> str:
     """The key of a canonical URL: ``scheme://(reversed,host,:port@userinfo)path?query#frag``.
 
-    One-to-one: a host's or userinfo's ``%`` ``,`` ``(`` ``)`` ``@`` are percent-encoded in
-    the key (an encoding that is itself one-to-one), so the key reads back into the URL it came
-    from.  A URL without an authority (``mailto:a@b``, a relative reference) is its own key: it
-    never holds ``://(`` right after its scheme, as every key with an authority does.
+    One-to-one: a host's or userinfo's ``,`` ``(`` ``)`` ``@`` are percent-encoded in the key,
+    and a ``%`` only where it would read as one of those escapes (``%2C``, ``%25``...), so the
+    key reads back into the URL it came from, and an escape canonicalize wrote (``%22``) is kept
+    as it is, never escaped twice.  A URL without an authority (``mailto:a@b``, a relative
+    reference) is its own key: it never holds ``://(`` right after its scheme, as every key with
+    an authority does.
     """
     parts = split(canonical, "absolute")
     scheme, host = parts.scheme[0], parts.host[0]
@@ -156,7 +166,7 @@ def urlsan_key(canonical: str) -> str:
     if port is not None:
         key += (":", port)
     if userinfo is not None:
-        key += ("@", userinfo.translate(_KEY_ESCAPES))
+        key += ("@", _key_escape(userinfo))
     key += (")", parts.path[0] or "")
     query, fragment = parts.query[0], parts.fragment[0]
     if query is not None:
@@ -283,8 +293,8 @@ def ia_url(url: str | bytes, *, ia: bool = True) -> str:
 
 def reverse_host(host: str) -> str:
     """A host's labels in reverse order, each followed by a comma (``z,y,x,``), as a SURT
-    writes them; a label's ``%`` ``,`` ``(`` ``)`` ``@`` percent-encoded."""
-    labels = host.translate(_KEY_ESCAPES).split(".")
+    writes them; a label's ``,`` ``(`` ``)`` ``@`` percent-encoded (as `urlsan_key` says)."""
+    labels = _key_escape(host).split(".")
     labels.reverse()
     return ",".join(labels) + ","
 

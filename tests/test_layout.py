@@ -215,3 +215,83 @@ def test_urlsan_rules_prints_the_declarations() -> None:
     rows = json.loads(out)
     said = [(r["name"], r["section"], r["lossy"], r["summary"]) for r in rows]
     assert said == [(r.name, r.section, r.lossy, r.plain) for r in RULES]
+
+
+def _module_names() -> dict[str, Path]:
+    """Every module of the product by its dotted name (a package by its ``__init__``, a compiled
+    module by its stub)."""
+    names = {}
+    for package, folder in PACKAGE_DIRS.items():
+        for path in sorted((ROOT / folder).glob("*.py*")):
+            if path.suffix in (".py", ".pyi"):
+                name = package if path.stem == "__init__" else f"{package}.{path.stem}"
+                names.setdefault(name, path)
+    return names
+
+
+def _imported(module: str, path: Path, known: dict[str, Path]) -> set[str]:
+    """The product's modules that ``module`` imports anywhere in its file: at module level, in a
+    function, under ``TYPE_CHECKING`` (each is a dependency, whether it runs on import or later)."""
+    package = module if path.stem == "__init__" else module.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                parts = parts[: len(parts) - node.level + 1]
+                base = ".".join(parts + ([node.module] if node.module else []))
+            # `from . import archive` imports the module archive; `from .x import y`, module x.
+            found |= {
+                f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base
+                for alias in node.names
+            }
+    return {name for name in found if name in known and name != module}
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in sorted(graph[node]):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return circles
+
+
+def test_no_modules_import_each_other_in_a_circle() -> None:
+    """A circle works only by the order of its imports (or by an import hidden in a function):
+    each module stands on those it imports, never on one that imports it back."""
+    known = _module_names()
+    graph = {module: _imported(module, path, known) for module, path in known.items()}
+    assert _circles(graph) == []
+
+
+def test_the_circle_finder_finds_circles() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert _circles(graph) == [["a", "b", "c"]]
+    assert _circles({"a": {"b"}, "b": set()}) == []

@@ -658,6 +658,24 @@ class TestStartUp:
         assert "other_addons_option" not in caplog.text
         assert "rewrite mode" not in caplog.text
 
+    @pytest.mark.parametrize("existed", [False, True])
+    def test_a_misspelt_option_leaves_no_log_it_created(
+        self, addon: UrlSanitizer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, existed: bool
+    ) -> None:
+        """mitmdump -s: the log opened at configure goes when the proxy stops at start-up, unless
+        it was there before."""
+        log = tmp_path / "audit.jsonl"
+        if existed:
+            log.write_bytes(b"")
+        with taddons.context(addon) as tctx:
+            tctx.configure(addon, urlsan_log=str(log))
+            assert log.exists()
+            tctx.options.deferred["urlsan_mod"] = "audit"
+            monkeypatch.setattr(tctx.master, "shutdown", lambda: None)
+            addon.running()
+            assert addon.log is None and not addon.started
+        assert log.exists() == existed
+
 
 class TestStatus:
     """The record says how the request ended: the response's status, or null."""

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import json
+import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
+from packaging.requirements import Requirement
 
 from urlsan.audit import sources
 from urlsan.cli.main import main
+
+ROOT = Path(__file__).resolve().parents[2]
 
 LOG = (
     b'192.0.2.7 - - [22/Nov/2026:04:57:58 +0000] "GET /%7euser/./a?token=s3cret HTTP/1.1" 200 3 '
@@ -95,7 +99,9 @@ def test_unreadable_lines_are_counted(tmp_path: Path, capsys: pytest.CaptureFixt
 def test_not_a_recording(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     status, records = audit(tmp_path, data=b"\x7fELF\x02\x01\x01\x00")
     assert status == 2 and records == []
-    assert "not a mitmproxy flow file, a HAR file or an access log" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "not a format urlsan audit reads" in err
+    assert all(fmt in err for fmt in sources.FORMATS)  # the ones it does read
     assert main(["audit", str(tmp_path / "missing")]) == 2
     assert "cannot read" in capsys.readouterr().err
 
@@ -105,15 +111,47 @@ def test_format_forced(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert status == 3 and "not a HAR file" in capsys.readouterr().err
 
 
-def test_flows_without_mitmproxy(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    real = importlib.util.find_spec
-    monkeypatch.setattr(
-        importlib.util, "find_spec", lambda name, *a: None if name == "mitmproxy" else real(name)
+# A WARC record's first line, a flow file's first bytes: detected as such without the package.
+NEEDING = {
+    "warc": ("warcio", b"WARC/1.0\r\nWARC-Type: warcinfo\r\nContent-Length: 0\r\n\r\n\r\n\r\n"),
+    "flows": ("mitmproxy", b"2274:9:websocket;0:~8:response;"),
+}
+
+
+def test_every_optional_reader_is_tested() -> None:
+    assert set(NEEDING) == set(sources.NEEDS) and set(sources.NEEDS) <= set(sources.FORMATS)
+    assert all(NEEDING[fmt][0] == need.module for fmt, need in sources.NEEDS.items())
+
+
+@pytest.mark.parametrize("named", [False, True], ids=["detected", "named"])
+@pytest.mark.parametrize("fmt", sorted(NEEDING))
+def test_a_reader_not_installed(tmp_path: Path, fmt: str, named: bool) -> None:
+    """Without the package a format's reader needs: exit status 2 before anything is written,
+    and a message that names what to install, from a wheel as from a checkout."""
+    module, data = NEEDING[fmt]
+    source, out = tmp_path / f"recording.{fmt}", tmp_path / "audit.jsonl"
+    source.write_bytes(data)
+    args = ["audit", "-o", str(out), *(["--format", fmt] if named else []), str(source)]
+    # sys.modules[name] = None makes `import name` fail as if it were not installed.
+    code = (
+        f"import sys; sys.modules[{module!r}] = None; from urlsan.cli.main import main; "
+        f"sys.exit(main({args!r}))"
     )
-    status, _ = audit(tmp_path, data=b"2274:9:websocket;0:~8:response;")
-    assert status == 2 and sources.FLOWS_NEED in capsys.readouterr().err
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2, run.stderr
+    err = run.stderr
+    assert f"{source}: reading " in err and f"needs {module}, which is not installed" in err
+    # The package with the versions pyproject.toml declares for the extra, and the extra.
+    m = re.search(
+        r"-m pip install '([^']+)' \(in a checkout of urlsan: pip install -e '\.\[(\w+)\]'\)", err
+    )
+    assert m, err
+    extra = m.group(2)
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    wanted = [Requirement(r) for r in declared["optional-dependencies"][extra]]
+    assert Requirement(m.group(1)) in wanted and Requirement(m.group(1)).name == module
+    assert "urlsan[" not in err  # urlsan is on no package index
+    assert not out.exists()
 
 
 def test_har_gzip_in_and_out_and_stdout(tmp_path: Path) -> None:
@@ -165,12 +203,14 @@ def test_a_torn_gzip_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     out = tmp_path / "audit.jsonl"
     assert main(["audit", "-o", str(out), str(source)]) == 3
     err = capsys.readouterr().err
-    assert f"{source}: cannot read further" in err
+    assert "1 unreadable line or entry left out" in err
+    assert "the gzip data ends at uncompressed byte" in err
     assert out.read_bytes().count(b"\n") >= 100  # what was read before the tear is kept
     # Torn within its first bytes: the format cannot even be found.
     source.write_bytes(whole[:40])
     assert main(["audit", str(source)]) == 2
-    assert f"cannot read {source}: Compressed file ended" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"{source}: the gzip data ends at uncompressed byte 0, cut short or corrupt" in err
 
 
 def test_backends(tmp_path: Path) -> None:

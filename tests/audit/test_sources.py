@@ -185,3 +185,13 @@ def test_flow_file_written_by_mitmproxy(tmp_path: Path) -> None:
     assert got[0].host == "address" and got[0].scheme == "http"  # the Host header
     assert [r.status for r in got] == [None, 503]  # no response recorded; the response's
     assert [i.where for i in items if isinstance(i, Unreadable)] == ["f: after flow 4"]
+
+
+def test_the_old_import_path_of_the_traffic_values() -> None:
+    """`Request` and `Unreadable` live in audit/traffic.py; code that imported them from
+    audit/sources.py still gets the same classes."""
+    from urlsan.audit import traffic
+
+    assert (sources.Request, sources.Unreadable) == (traffic.Request, traffic.Unreadable)
+    assert traffic.split_url("HTTP://h:8080?q") == ("http", "h:8080", "/?q")
+    assert traffic.split_url("/a?b") == ("", None, "/a?b")

@@ -6,6 +6,7 @@ import gzip
 import json
 import select
 import subprocess
+import zlib
 from pathlib import Path
 
 import pytest
@@ -107,6 +108,52 @@ def test_dedupe_keeps_the_first_of_each_canonical_form(urlsan: RunUrlsan) -> Non
     check = urlsan("canon", "--check", "--dedupe", "http://a/", "http://A/")
     assert check.status == EXIT_OFFENDERS
     assert check.lines[-1] == "argument:2: duplicate of line 1: http://A/"
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_dedupe_passes_each_bad_line_once(urlsan: RunUrlsan, tmp_path: Path, jobs: str) -> None:
+    """A blank line is no URL: under --dedupe it is deduplicated like any other output (one
+    empty line, however many blank ones came in), and so is a repeated bad input; each is still
+    reported, and the exit status is still 3."""
+    text = b"http://a/\n\n  \nHTTP://A/\n\n\xff\nhttp://b/\n\xff\n\n" * 300
+    source = tmp_path / "urls.txt"
+    source.write_bytes(text)
+    r = urlsan("canon", "--dedupe", "--jobs", jobs, "-i", str(source))
+    assert r.status == EXIT_BAD_LINES
+    assert r.out == b"http://a/\n\n\xff\nhttp://b/\n"
+    assert r.err.endswith(
+        "urlsan canon: 2,700 lines: 2 distinct, 898 collapsed; 1,800 bad lines (2 distinct) "
+        "passed through\n"
+    )
+    json_out = urlsan("canon", "--dedupe", "--json", "-i", str(source))
+    assert [json.loads(line).get("error") for line in json_out.lines] == [
+        None, "empty", "not UTF-8 (byte 0xff at offset 0)", None
+    ]  # fmt: skip
+    skip = urlsan("canon", "--dedupe", "--on-error", "skip", "-i", str(source))
+    assert skip.out == b"http://a/\nhttp://b/\n" and "1,800 bad lines skipped" in skip.err
+    # Without --dedupe, output line n is still input line n.
+    plain = urlsan("canon", "-i", str(source))
+    assert plain.out.count(b"\n") == 2700
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_gzip_input_cut_short(urlsan: RunUrlsan, tmp_path: Path, jobs: str) -> None:
+    """Every whole line before the cut is canonicalized and written; the line the cut goes
+    through is a bad line where the run stopped (its rest is unknown), exit status 3."""
+    urls = [f"HTTP://a/{i}/./x" for i in range(20000)]
+    packed = gzip.compress("\n".join(urls).encode() + b"\n")
+    torn = packed[: len(packed) // 2]
+    source = tmp_path / "urls.txt.gz"
+    source.write_bytes(torn)
+    whole_lines = zlib.decompressobj(wbits=31).decompress(torn).count(b"\n")
+    r = urlsan("canon", "--jobs", jobs, "-i", str(source))
+    assert r.status == EXIT_BAD_LINES
+    assert r.lines == [f"http://a/{i}/x" for i in range(whole_lines)]
+    assert f"{source}:{whole_lines + 1}: the gzip data ends here, cut short or corrupt" in r.err
+    assert r.err.endswith(f"stopped at bad line {whole_lines + 1}\n")
+    keys = urlsan("canon", "--key", "surt", "-i", str(source))
+    assert keys.status == EXIT_BAD_LINES and len(keys.lines) == whole_lines
+    assert f"line {whole_lines + 1}: the gzip data ends here" in keys.err
 
 
 @pytest.mark.parametrize(

@@ -31,7 +31,7 @@ def test_urlsan_profile_and_skip(capsys: pytest.CaptureFixture[str]) -> None:
     assert status == 0
     assert capsys.readouterr().out.splitlines() == [
         surt(url, profile="urlsan"),
-        "http://(a%253Ax,)/",
+        "http://(a%3Ax,)/",
     ]
     assert main(["canon", "--key", "surt", "--on-error", "skip", "http://a:x/", "b.org"]) == 3
     assert capsys.readouterr().out == "org,b)/\n"

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import builtins
 import os
+import signal
+import socket
 import subprocess
 import sys
 from typing import Any
 
 import pytest
 
+from tests.harness import free_port, urlsan_command, wait_for_port
 from urlsan.cli import proxy as cli
 
 LOG = ["--set", "urlsan_log=urlsan-audit.jsonl"]
@@ -234,3 +237,68 @@ def test_a_default_log_that_cannot_be_opened_says_how_to_log_elsewhere(
     err = capsys.readouterr().err
     assert err.startswith("urlsan proxy: Cannot open urlsan_log 'urlsan-audit.jsonl': ")
     assert "--set urlsan_log=FILE names another file, --set urlsan_log= keeps none" in err
+
+
+TYPO = ["--set", "urlsan_typo=1"]
+LOG_X = ["--set", "urlsan_log=x.jsonl"]
+
+
+@pytest.mark.parametrize(
+    "given, message",
+    [
+        (TYPO, "unknown option urlsan_typo"),  # the default log, urlsan-audit.jsonl
+        ([*LOG_X, *TYPO], "unknown option urlsan_typo"),
+        ([*LOG_X, "--set", "urlsan_mode=bogus"], "urlsan_mode must be"),
+        ([*LOG_X, "--set", "urlsan_max_target=10"], "urlsan_max_target (10) must not"),
+        ([*LOG_X, "--set", "listen_port=abc"], "Not an integer"),  # mitmproxy's own option
+        (["--set", "urlsan_log=sub/x.jsonl", "--set", "urlsan_mod=audit"], "urlsan_mode?"),
+    ],
+)
+def test_a_refused_start_leaves_no_audit_log_behind(
+    tmp_path: Any, given: list[str], message: str
+) -> None:
+    """The real command, in a scratch directory: a misspelt option or a bad value stops it
+    before it listens, and the log it would have written is not left there empty."""
+    (tmp_path / "sub").mkdir()
+    argv = ["proxy", "-p", str(free_port()), "--set", f"confdir={tmp_path / 'conf'}", *given]
+    run = subprocess.run(
+        [*urlsan_command(), *argv], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert run.returncode != 0 and message in run.stderr, run.stderr
+    assert sorted(p.name for p in tmp_path.rglob("*.jsonl")) == []
+
+
+def test_a_refused_start_keeps_a_log_that_was_there(tmp_path: Any) -> None:
+    """Only a file the refused run created goes: an existing log, even empty, stays."""
+    (tmp_path / "x.jsonl").write_bytes(b"")
+    argv = ["proxy", "-p", str(free_port()), "--set", f"confdir={tmp_path / 'conf'}", *LOG_X]
+    run = subprocess.run(
+        [*urlsan_command(), *argv, *TYPO], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert run.returncode != 0 and (tmp_path / "x.jsonl").exists()
+
+
+def test_a_proxy_that_ran_keeps_its_log(tmp_path: Any) -> None:
+    """A proxy that started and was stopped with no request keeps its (empty) log."""
+    port = free_port()
+    argv = ["proxy", "-p", str(port), "--set", f"confdir={tmp_path / 'conf'}", *LOG_X]
+    process = subprocess.Popen([*urlsan_command(), *argv], cwd=tmp_path, stderr=subprocess.PIPE)
+    try:
+        wait_for_port(port, timeout=30)
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=30)
+    assert (tmp_path / "x.jsonl").exists()
+
+
+def test_a_port_in_use_leaves_no_audit_log_behind(tmp_path: Any) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        argv = ["proxy", "-p", str(port), "--set", f"confdir={tmp_path / 'conf'}", *LOG_X]
+        run = subprocess.run(
+            [*urlsan_command(), *argv], cwd=tmp_path, capture_output=True, text=True, timeout=60
+        )
+    assert run.returncode != 0
+    assert not (tmp_path / "x.jsonl").exists()

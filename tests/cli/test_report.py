@@ -372,3 +372,15 @@ def test_time_axis_labels_do_not_overlap() -> None:
     assert labels[0][1] == "11-27 01:31:17"
     for (x0, t0), (x1, _) in itertools.pairwise(labels):
         assert x1 >= x0 + 7 * len(t0), (t0, x0, x1)
+
+
+def test_a_gzip_log_cut_short(urlsan: RunUrlsan, tmp_path: Path) -> None:
+    """A .gz copy broken off: the records before the cut are reported, and the cut is said."""
+    lines = [json.dumps(record(f"2026-11-22T04:57:{i:02}Z", "audited")) for i in range(60)]
+    packed = gzip.compress(("\n".join(lines) + "\n").encode())
+    log = tmp_path / "audit.jsonl.gz"
+    log.write_bytes(packed[: len(packed) * 3 // 4])
+    r = urlsan("report", "--json", str(log))
+    assert r.status == 0
+    assert 0 < json.loads(r.out)["requests"] < 60
+    assert f"urlsan report: {log}: the gzip data ends at uncompressed byte" in r.err

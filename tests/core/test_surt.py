@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from urlsan.core import InvalidTarget, canonicalize, compiled, surt
+from urlsan.core.split import split
 from urlsan.core.surt import (
     IA_DIFFERENCES,
     _ia_key_full,
@@ -303,7 +305,9 @@ def test_urlsan_profile_merges_what_canonicalize_merges() -> None:
     )
 
 
-_HOSTS = st.text(alphabet="ab.,()@%:", max_size=6)
+# Enough of the hex digits that escapes of the key's delimiters (%2C, %25, %40...) and of other
+# characters (%22) are drawn too.
+_HOSTS = st.text(alphabet="ab.,()@%:C2459084", max_size=7)
 
 
 @given(_HOSTS, _HOSTS, st.sampled_from(["", ":1", ":80"]), st.text(alphabet="ab/?#%", max_size=4))
@@ -312,6 +316,33 @@ def test_urlsan_profile_is_one_to_one(h1: str, h2: str, port: str, rest: str) ->
     one, other = f"http://{h1}{port}/{rest}", f"http://{h2}/{rest}"
     same_key = surt(one, profile="urlsan") == surt(other, profile="urlsan")
     assert same_key == (canonicalize(one).url == canonicalize(other).url)
+
+
+def test_urlsan_profile_escapes_nothing_twice() -> None:
+    # A real URL (a stray quote before the host): canonicalize escapes it once, the key keeps it.
+    url = 'https://"www.people.com/people/article/0'
+    assert canonicalize(url).url == "https://%22www.people.com/people/article/0"
+    assert surt(url, profile="urlsan") == "https://(com,people,%22www,)/people/article/0"
+    # Only an escape that would read as one of the key's delimiters is escaped again.
+    assert reverse_host("a%2Cb.c") == "c,a%252Cb,"
+    assert reverse_host("a,b.c") == "c,a%2Cb,"
+
+
+_KEY_SAFE_HOST = st.text(alphabet="abAB0123456789-._~%!$&'*+;=\"<>{}^|", min_size=1, max_size=12)
+
+
+@given(_KEY_SAFE_HOST, st.text(alphabet='ab/?#%.:@,()"2Cx', max_size=10))
+def test_urlsan_key_holds_the_canonical_host_and_path(host: str, rest: str) -> None:
+    # The key is made from canonicalize's URL: its host (labels reversed) and path appear in it
+    # as they are, whatever escapes canonicalize wrote.
+    result = canonicalize(f"http://{host}/{rest}")
+    parts = split(result.url, "absolute")
+    assume(parts.host[0] and parts.userinfo[0] is None and not set(",()@") & set(parts.host[0]))
+    assume(not re.search(r"%(25|2[Cc89]|40)", parts.host[0]))
+    key = surt(f"http://{host}/{rest}", profile="urlsan")
+    labels = parts.host[0].split(".")
+    assert key.startswith(f"http://({','.join(reversed(labels))},")
+    assert key.split(")", 1)[1].startswith(parts.path[0] or "")
 
 
 def test_urlsan_profile_without_authority() -> None:
