@@ -12,9 +12,6 @@ from ..core import RULES, Policy
 from ..core.policy import PROFILES
 from .status import EXIT_OK
 
-# The marker comments that hold the generated table in docs/rules.md (tools/rules_table.py).
-TABLE_START, TABLE_END = "<!-- rules-table -->", "<!-- /rules-table -->"
-
 
 def add_parser(sub: Any) -> None:
     rules = sub.add_parser(
@@ -60,9 +57,9 @@ def cmd_rules(args: argparse.Namespace) -> int:
 
 
 def markdown_table() -> str:
-    """The rules table of docs/rules.md, between its marker comments: what ``urlsan rules``
-    prints, with the summaries' code marks.  A "|" is written as its character reference, which
-    a Markdown table does not take for a cell's end."""
+    """The rules table of docs/rules.md (tools/doc_tables.py writes it between its marker
+    comments): what ``urlsan rules`` prints, with the summaries' code marks.  A "|" is written
+    as its character reference, which a Markdown table does not take for a cell's end."""
     profiles = _profiles()
     lines = [
         f"| rule | licensed by | {' | '.join(PROFILES)} | lossy | what it does |",

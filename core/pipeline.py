@@ -3,7 +3,7 @@
 A rule's entry in `RULES` says everything about it that is not code: its name, the RFC section
 that licenses it, whether it keeps meaning (on in the default profile) or is lossy (opt-in),
 what it does (the line ``urlsan rules`` prints, and its row in the rules table of
-docs/rules.md, written by tools/rules_table.py), its examples, whether the crawler profile
+docs/rules.md, written by tools/doc_tables.py), its examples, whether the crawler profile
 switches it on, whether it is a repair that cannot be switched off, and how the compiled twin
 treats it.  Its component and the step it belongs to are its place in `PIPELINE`, the one
 statement of the order: the components in output order, and within each its steps.

@@ -182,7 +182,6 @@ def test_no_function_is_over_complexity_20() -> None:
 
 def test_the_tables_derived_from_the_rule_declarations_equal_them() -> None:
     """Each rule is declared once (core/pipeline.py); every table made from it says the same."""
-    from urlsan.cli.rules import TABLE_END, TABLE_START, markdown_table
     from urlsan.core import driver, pipeline, policy
 
     rules = pipeline.RULES
@@ -196,9 +195,12 @@ def test_the_tables_derived_from_the_rule_declarations_equal_them() -> None:
         expected = {r.name for r in rules if not r.lossy or (name == "crawler" and r.crawler)}
         assert on == expected, name
     assert all(r.twin in pipeline.TWIN_KINDS for r in rules)
-    page = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
-    committed = page.split(TABLE_START + "\n", 1)[1].split(TABLE_END, 1)[0]
-    assert committed == markdown_table(), "run: python tools/rules_table.py"
+    # docs/rules.md's rules table: written by tools/doc_tables.py, which
+    # tests/cli/test_doc_tables.py holds to what it writes; here, that it writes every rule.
+    from urlsan.cli.rules import markdown_table
+
+    rows = [line for line in markdown_table().splitlines() if line.startswith("| `")]
+    assert [row.split("`")[1] for row in rows] == [r.name for r in rules]
 
 
 def test_urlsan_rules_prints_the_declarations() -> None:
