@@ -142,6 +142,8 @@ class Outcome(NamedTuple):
     rejected_by: str = ""  # the rule (or TOO_LONG, or BACKENDS) that refused it
     # The protected servers that would route the forwarded target otherwise than RFC 3986.
     divergences: tuple[servers.Divergence, ...] = ()
+    # The protected servers (`Settings.backends`): they alone rank the target's severity.
+    protected: tuple[str, ...] = ()
 
     @property
     def after(self) -> str | None:
@@ -172,6 +174,7 @@ class Outcome(NamedTuple):
             reason=self.reason if self.rejected_by else "",
             rejected_by=self.rejected_by,
             backends=[d._asdict() for d in self.divergences],
+            servers=self.protected,
         )
 
 
@@ -272,15 +275,24 @@ def decide(request: Request, settings: Settings, target: Checked) -> Outcome:
         rules = rules | edit_rules(host_edits + auth_edits)
         total += len(host_edits) + len(auth_edits)
     action = _action(request, settings, target, target.changed or bool(host or authority))
+    protected = _protected(request, settings)
     outcome: Outcome = _new(
         Outcome,
-        (action, target, host, authority, edits, total, rules, target.findings, "", "", ()),
-    )
-    if settings.backends:
-        diverging = _divergences(request, target, action, settings.backends)
+        (
+            action, target, host, authority, edits, total, rules, target.findings, "", "", (),
+            protected,
+        ),
+    )  # fmt: skip
+    if protected:
+        diverging = _divergences(request, target, action, protected)
         if diverging:
             return _diverged(outcome, settings.mode, diverging)
     return outcome
+
+
+def _protected(request: Request, settings: Settings) -> tuple[str, ...]:
+    """The protected servers behind the proxy for ``request``'s host."""
+    return servers.for_host(settings.backends, request.authority or request.host)
 
 
 def _divergences(
@@ -341,8 +353,9 @@ def _refused(
         host, _ = _canonical_host(request.host, request.scheme, settings.lenient_hosts)
     action = "audited" if settings.mode == "audit" else "rejected"
     return Outcome(
-        action, target, host, None, (), 0, frozenset(), target.findings, str(error), error.rule
-    )
+        action, target, host, None, (), 0, frozenset(), target.findings, str(error), error.rule,
+        protected=_protected(request, settings),  # the servers for its host, as decide
+    )  # fmt: skip
 
 
 def oversize(request: Request, settings: Settings) -> Outcome:
@@ -413,6 +426,7 @@ def examine(
                     "",
                     "",
                     (),
+                    _protected(request, settings) if settings.backends else (),
                 ),
             )
     return decide(request, settings, target)

@@ -298,7 +298,8 @@ OPTIONS: tuple[Option, ...] = (
         (),
         f"The servers behind the proxy to protect: {', '.join(backends.MEASURED)} "
         f"({', '.join(n for n in backends.NAMES if n not in backends.MEASURED)} from their "
-        "documentation). A request one of "
+        "documentation), or custom:TRAIT,TRAIT,... (urlsan probe URL finds which); NAME@HOST "
+        "protects requests to that host only. A request one of "
         "them would route on another path than RFC 3986 reads (the reading urlsan's record "
         "and the proxy's filters see) is answered 400 in rewrite, reject and redirect "
         "modes, and recorded with the server's reading in audit mode.",
@@ -308,7 +309,8 @@ OPTIONS: tuple[Option, ...] = (
         + ", ".join(f"`{name}`" for name in backends.MEASURED),
         doc="The servers behind the proxy to protect (see [Backends](backends.md)): "
         + ", ".join(f"`{name}`" for name in backends.NAMES)
-        + ". A request one of them would route on another path than RFC 3986 reads is "
+        + ", or `custom:TRAIT,...`; `NAME@HOST` protects requests to that host only. "
+        "A request one of them would route on another path than RFC 3986 reads is "
         "answered `400` in `rewrite`, `reject` and `redirect` modes, and recorded with the "
         "server's reading in `audit` mode.",
         choices=backends.NAMES,

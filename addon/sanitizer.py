@@ -37,7 +37,7 @@ from .._about import warn_if_no_twin
 from ..audit import record as audit_record
 from ..audit.log import AuditLog
 from ..audit.redact import DEFAULT_REDACT, Redactor
-from ..core import Finding, Policy
+from ..core import Finding, Policy, backends
 from . import decision
 from .decision import TOO_LONG, Outcome, Request
 from .options import (
@@ -267,7 +267,7 @@ class UrlSanitizer:
             if getattr(o, name):
                 parts.append(f"{name} {','.join(getattr(o, name))}")
         if decided.backends:
-            parts.append(f"protecting {', '.join(decided.backends)}")
+            parts.append(f"protecting {backends.described(decided.backends)}")
         if decided.signed != "skip":
             parts.append(f"signed requests {decided.signed}")
         if o.urlsan_filter:

@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..core import Edit, Finding
+from ..core.severity import assess
 from ..core.taxonomy import rank
 from .redact import Redactor
 
@@ -132,6 +133,7 @@ def facts(
     reason: str = "",
     rejected_by: str = "",
     backends: Sequence[dict[str, Any]] = (),
+    servers: Sequence[str] = (),
 ) -> dict[str, Any]:
     """What urlsan did with one target: the part of the record the addon also keeps in
     ``flow.metadata["urlsan"]``, so it is built once and is as small as the record.
@@ -141,6 +143,9 @@ def facts(
     Host's; at most `MAX_EDITS` become dicts, and ``edits_truncated`` counts the others, out of
     ``edits_total`` when the caller already kept only the first.  ``before`` and ``after`` are
     cut to `MAX_TEXT` (``"truncated": true``): a megabyte target is not held twice per flow.
+    With findings, the target's severity and its reason (`urlsan.core.severity.assess`, the
+    protected ``servers`` deciding alone when named) become ``target_severity`` and
+    ``severity_reason``.
     """
     out: dict[str, Any] = {"before": before, "after": after, "action": action}
     # Only the kept edits become dicts: a 100 KB target can carry 100,000 of them.
@@ -152,6 +157,10 @@ def facts(
     if findings:
         out["findings"] = [_finding_dict(f) for f in findings]
         out["severity"] = max((f.severity for f in findings), key=rank)
+        target = assess(before, findings, servers)  # what the readers make of it, and why
+        if target is not None:
+            out["target_severity"] = target.level
+            out["severity_reason"] = target.reason
     else:
         out["findings"] = []
     if reason:
@@ -296,7 +305,10 @@ def _encode_known(record: dict[str, Any]) -> str:
     # where text belongs, ValueError for a number that is no int.
     profile = record.get("profile")
     severity = record.get("severity")  # the highest of the findings', with findings only
-    if len(record) != 12 + (profile is not None) + (severity is not None):
+    target = record.get("target_severity")  # with severity_reason, with findings only
+    if len(record) != 12 + (profile is not None) + (severity is not None) + 2 * (
+        target is not None
+    ):
         raise _Unusual
     host, after, status = record["host"], record["after"], record["status"]
     return (
@@ -310,6 +322,7 @@ def _encode_known(record: dict[str, Any]) -> str:
         f'"action":{_quote(record["action"])},"edits":[{_edits(record["edits"])}],'
         f'"findings":[{_findings(record["findings"])}],'
         f"{'' if severity is None else _severity(severity)}"
+        f"{'' if target is None else _target(target, record['severity_reason'])}"
         f'"status":{"null" if status is None else format(status, "d")}}}'
     )
 
@@ -323,6 +336,10 @@ def _profile(profile: str) -> str:
 
 def _severity(severity: str) -> str:
     return f'"severity":{_quote(severity)},'
+
+
+def _target(severity: str, reason: str) -> str:
+    return f'"target_severity":{_quote(severity)},"severity_reason":{_quote(reason)},'
 
 
 def _edits(edits: list[dict[str, Any]]) -> str:

@@ -6,16 +6,20 @@
 Three tables:
 
 - evasions: per evasion family of the project's own attack corpus (tests/core/evasions.json),
-  how many targets the finding that names the family reports, and how many reach the severity
-  the corpus expects, of those tried.  Goal: every family detected.
+  how many targets the finding that names the family reports, how many reach the finding
+  severity the corpus expects, and how many have a target severity (urlsan.core.severity) of
+  medium or above, of those tried.  Goal: every evasion family (the corpus expects medium or
+  above of it) at medium or above in every target.
 - real: per finding kind, the share of the real URLs (ada-kasztp.txt and ada-userbait.txt from
   ada-url/url-various-datasets, ~59k URLs, read from ../shared/data) it fires on, and the share
-  flagged at medium severity or above.  Goal: under 0.5% at medium or above.
+  whose target severity is medium or above.  Goal: under 0.05% at medium or above.
 - cost: `canonicalize` on those real URLs ("clean", and "dirty": made non-canonical by
   bench/core.py's generator), microseconds per URL, best of the rounds, and the share the
   compiled twin hands to the Python reference.  With ``--baseline PYTHON``
   (an interpreter with another urlsan installed, for instance the release before), the same
-  timing there, in its own process, and the ratio.  Goal: findings cost at most 5%.
+  timing there, in its own process, and the ratio.  Goal: findings cost at most 5%.  Then
+  what the target's severity (urlsan.core.severity) adds where it is computed (an audit
+  record, Scrapy's middleware; never `canonicalize`): only URLs with findings pay for it.
 """
 
 from __future__ import annotations
@@ -48,54 +52,78 @@ def table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
     return "\n".join([fmt(header), fmt(tuple("-" * w for w in widths)), *map(fmt, rows)])
 
 
-def evasions() -> str:
+def _checked(target: str) -> tuple[list[str], int, str]:
+    """The finding kinds of ``target`` (origin-form when it starts with "/", as a proxy reads
+    it), the highest of their severities' ranks, and the target's severity."""
     from urlsan.core import canonicalize
+    from urlsan.core.severity import assess
+    from urlsan.core.taxonomy import rank
+
+    result = canonicalize(target, form="origin" if target.startswith("/") else "auto")
+    found = assess(result.input, result.findings)
+    top = max((rank(f.severity) for f in result.findings), default=-1)
+    return [f.rule for f in result.findings], top, found.level if found else ""
+
+
+def evasions() -> str:
     from urlsan.core.taxonomy import rank
 
     cases = json.loads(CORPUS.read_text(encoding="utf-8"))
     tried: collections.Counter[str] = collections.Counter()
     named: collections.Counter[str] = collections.Counter()
     severe: collections.Counter[str] = collections.Counter()
+    medium: collections.Counter[str] = collections.Counter()
+    evasion: set[str] = set()  # families the corpus expects at medium or above
     for case in cases:
         family = case["family"]
-        findings = canonicalize(case["target"]).findings
+        rules, top, target = _checked(case["target"])
         tried[family] += 1
-        named[family] += case["finding"] in {f.rule for f in findings}
-        top = max((rank(f.severity) for f in findings), default=-1)
+        named[family] += case["finding"] in rules
         severe[family] += top >= rank(case["severity"])
-    rows = [(f, str(named[f]), str(severe[f]), str(tried[f])) for f in sorted(tried)]
-    total = (
-        "all",
-        str(sum(named.values())),
-        str(sum(severe.values())),
-        str(sum(tried.values())),
-    )
+        medium[family] += rank(target) >= rank("medium")
+        if rank(case["target_severity"]) >= rank("medium"):
+            evasion.add(family)
+    rows = [
+        (
+            f,
+            str(named[f]),
+            str(severe[f]),
+            str(medium[f]),
+            str(tried[f]),
+            "yes" if f in evasion else "no",
+        )
+        for f in sorted(tried)
+    ]
+    total = ("all", *(str(sum(c.values())) for c in (named, severe, medium, tried)), "")
     families = sum(named[f] == tried[f] for f in tried)
+    reached = sum(medium[f] == tried[f] for f in evasion)
     return (
-        "Evasion families (tests/core/evasions.json): detected / at severity / tried\n"
-        + table(("family", "detected", "at severity", "tried"), [*rows, total])
-        + f"\n{families} of {len(tried)} families detected in every target"
+        "Evasion families (tests/core/evasions.json): detected by the finding that names the "
+        "family / at the finding's severity / target severity medium or above / tried\n"
+        + table(
+            ("family", "detected", "at severity", "medium+", "tried", "evasion"), [*rows, total]
+        )
+        + f"\n{families} of {len(tried)} families detected in every target; {reached} of "
+        f"{len(evasion)} evasion families at medium or above in every target (goal: all)"
     )
 
 
 def real(urls: list[str]) -> str:
-    from urlsan.core import canonicalize
     from urlsan.core.taxonomy import rank, severity
 
     kinds: collections.Counter[str] = collections.Counter()
     medium: collections.Counter[str] = collections.Counter()
+    levels: collections.Counter[str] = collections.Counter()
     flagged = any_finding = 0
     for url in urls:
-        findings = canonicalize(url).findings
-        if not findings:
+        rules, top, target = _checked(url)
+        if not rules:
             continue
         any_finding += 1
-        top = -1
-        for f in findings:
-            kinds[f.rule] += 1
-            sev = rank(f.severity)
-            medium[f.rule] += sev >= rank("medium")
-            top = max(top, sev)
+        levels[target] += 1
+        for rule in rules:
+            kinds[rule] += 1
+            medium[rule] += rank(target) >= rank("medium")
         flagged += top >= rank("medium")
     n = len(urls)
 
@@ -106,11 +134,17 @@ def real(urls: list[str]) -> str:
         (kind, str(count), pct(count), severity(kind), pct(medium[kind]))
         for kind, count in kinds.most_common()
     ]
+    above = sum(levels[s] for s in ("medium", "high", "critical"))
+    by_level = ", ".join(
+        f"{s} {levels[s]:,}" for s in ("info", "low", "medium", "high", "critical")
+    )
     return (
-        f"Real URLs ({n:,}): the share each finding kind fires on\n"
-        + table(("finding", "URLs", "share", "severity", "medium+"), rows)
-        + f"\nany finding: {any_finding:,} ({pct(any_finding)}); "
-        f"medium or above: {flagged:,} ({pct(flagged)}), goal under 0.5%"
+        f"Real URLs ({n:,}): the share each finding kind fires on, and the share of URLs it is "
+        "on whose target severity is medium or above\n"
+        + table(("finding", "URLs", "share", "kind's severity", "target medium+"), rows)
+        + f"\nany finding: {any_finding:,} ({pct(any_finding)}); a finding of medium or above: "
+        f"{flagged:,} ({pct(flagged)})\ntarget severity: {by_level}; medium or above: "
+        f"{above:,} ({pct(above)}), goal under 0.05%"
     )
 
 
@@ -152,6 +186,24 @@ def corpora(urls: list[str]) -> dict[str, list[str]]:
     return {"clean": urls, "dirty": [dirty(u, rng) for u in urls]}
 
 
+def severity_seconds(urls: list[str], rounds: int) -> tuple[float, int]:
+    """Best of ``rounds`` of `urlsan.core.severity.assess` over the Results of ``urls`` that
+    carry findings (the others cost nothing: no finding, no severity), in seconds per URL of
+    ``urls``; and how many carry findings."""
+    from urlsan.core import canonicalize
+    from urlsan.core.severity import assess
+
+    found = [(r.input, r.findings) for r in map(canonicalize, urls) if r.findings]
+    best = float("inf")
+    for _ in range(rounds):
+        gc.collect()
+        t = time.perf_counter()
+        for target, findings in found:
+            assess(target, findings)
+        best = min(best, time.perf_counter() - t)
+    return best / len(urls), len(found)
+
+
 def timings(urls: list[str], rounds: int) -> dict[str, float]:
     return {name: cost_seconds(corpus, rounds) for name, corpus in corpora(urls).items()}
 
@@ -183,7 +235,18 @@ def cost(urls: list[str], rounds: int, baseline: str | None, corpus_dir: Path) -
             )
         )
     lines = []
+    rows_severity = []
     for name, corpus in corpora(urls).items():
+        seconds, with_findings = severity_seconds(corpus, rounds)
+        rows_severity.append(
+            (
+                name,
+                f"{with_findings:,}",
+                f"{seconds * 1e6:.3f}",
+                f"{seconds * len(corpus) / max(with_findings, 1) * 1e6:.2f}",
+                f"{seconds / here[name]:.3f}",
+            )
+        )
         reasons = declines(corpus)
         lines += [
             f"  {name}: {n:,} ({100 * n / len(corpus):.2f}%)  {why}"
@@ -195,6 +258,13 @@ def cost(urls: list[str], rounds: int, baseline: str | None, corpus_dir: Path) -
         + table(("corpus", "this tree", "baseline", "ratio"), rows)
         + "\nhanded by the twin to the Python reference, by reason:\n"
         + ("\n".join(lines) or "  none")
+        + "\n\nThe target's severity (urlsan.core.severity.assess on the Results with findings), "
+        f"best of {rounds}: microseconds per URL of the corpus, per URL with findings, and "
+        "its share of canonicalize's time\n"
+        + table(
+            ("corpus", "with findings", "per URL", "per URL with findings", "of canonicalize"),
+            rows_severity,
+        )
     )
 
 

@@ -37,7 +37,7 @@ PROXY_NEEDS = (
 # The subcommands, each a module with add_parser(sub), in the order --help lists them.  Only the
 # one a command line names is imported: `urlsan canon` starts without the audit reader's and
 # the report's imports (a third of its start-up).
-COMMANDS = ("canon", "report", "audit", "rules")
+COMMANDS = ("canon", "report", "audit", "rules", "probe")
 
 
 class _Version(argparse.Action):

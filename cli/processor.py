@@ -109,8 +109,9 @@ class Processor:
             return text, None, f"rejected: {e}"
         except Exception as e:  # a bug in urlsan must not stop a ten-million-line run
             return text, None, f"internal error, please report: {type(e).__name__}: {e}"
-        if self.backends:
-            found = backends.divergences(backends.origin_form(r.url), self.backends)
+        protected = backends.for_host(self.backends, backends.url_authority(r.url))
+        if protected:
+            found = backends.divergences(backends.origin_form(r.url), protected)
             r = r._replace(findings=r.findings + backends.findings(found))
         return text, r, None
 

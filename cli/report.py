@@ -19,9 +19,10 @@ def add_parser(sub: Any) -> None:
         "report",
         help="summarize an audit log written by the proxy or `urlsan audit`",
         description="Summarize audit logs (JSON Lines; gzip is detected) in one pass: counts "
-        "per action, rule, host and client, findings by severity with the weaknesses they point "
-        "at and the requests behind them, time range. An input that is not an "
-        "audit log (most of its lines are not audit records) is refused with exit status 3.",
+        "per action, rule, host and client, targets by severity with the reason, findings by "
+        "severity with the weaknesses they point at and the requests behind them, time range. "
+        "An input that is not an audit log (most of its lines are not audit records) is refused "
+        "with exit status 3.",
     )
     report.add_argument("logs", nargs="+", metavar="AUDIT.jsonl", help="audit log(s); '-': stdin")
     fmt = report.add_mutually_exclusive_group()
@@ -41,7 +42,9 @@ def add_parser(sub: Any) -> None:
         "--min-severity",
         choices=SEVERITIES,
         default="info",
-        help="leave findings below this severity out of the findings views (default: info, all)",
+        help="leave findings below this severity out of the findings views, and targets below "
+        "it (what the worst reader makes of them) out of the targets and suspicious requests "
+        "(default: info, all)",
     )
     report.add_argument(
         "--findings-by",

@@ -26,7 +26,19 @@ import urllib.parse
 from collections.abc import Callable, Iterator, Sequence
 from typing import NamedTuple
 
-from .backend_models import DECODERS, DOTS, MODELS, OPTIONS, Decoder, Dots, Model, Step
+from .backend_models import (
+    CUSTOM,
+    DECODERS,
+    DOTS,
+    MODELS,
+    OPTIONS,
+    TRAITS,
+    Decoder,
+    Dots,
+    Model,
+    Step,
+    custom,
+)
 from .result import Finding
 
 NAMES: tuple[str, ...] = tuple(MODELS)
@@ -46,11 +58,15 @@ class _Refused(Exception):
 
 # A target no modeled server reads otherwise than as its bytes: an origin-form path of the
 # characters every server passes through untouched, no empty, "." or ".." segment, and a query
-# of the characters no server refuses.  One match decides it; everything else goes through
-# the models.
+# of the characters no server refuses: no escape of a control byte or of a byte UTF-8 never
+# holds (C0, C1, F5-FF), which lighttpd refuses in the query too.  One match decides it;
+# everything else goes through the models.
+_QUERY_ESCAPE = rb"%(?:[2-6][0-9A-Fa-f]|7[0-9A-Ea-e]|[89ABab][0-9A-Fa-f]|[CDcd][2-9A-Fa-f]" + (
+    rb"|[Ee][0-9A-Fa-f]|[Ff][0-4]|(?![0-9A-Fa-f]{2}))"
+)
 _PLAIN = re.compile(
     rb"(?:/(?!\.\.?(?:[/?]|\Z))[A-Za-z0-9\-._~!$&'()*,=:@]+)*/?"
-    rb"(?:\?[A-Za-z0-9\-._~!$&'()*+,=:@/?%;]*)?\Z"
+    rb"(?:\?(?:[A-Za-z0-9\-._~!$&'()*+,=:@/?;]|" + _QUERY_ESCAPE + rb")*)?\Z"
 )
 
 
@@ -61,13 +77,21 @@ def plain(target: bytes) -> bool:
 
 def model(name: str, **settings: str) -> Model:
     """Server ``name``'s model, with ``settings`` (`backend_models.OPTIONS`) other than its
-    defaults: ``model("nginx", merge_slashes="off")``."""
-    base = MODELS.get(name)
-    if base is None:
-        raise ValueError(f"unknown server {name!r}: one of {', '.join(NAMES)}")
+    defaults: ``model("nginx", merge_slashes="off")``; or the model of a trait spec
+    (``"custom:decode,merge-slashes,dots-clamp"``: `backend_models.TRAITS` in order)."""
+    base = MODELS.get(name) or _resolved(name)
     if not settings:
         return base
     return _configured(name, tuple(sorted(settings.items())))
+
+
+@functools.lru_cache(maxsize=64)
+def _resolved(name: str) -> Model:
+    if name.startswith(CUSTOM):
+        return custom(tuple(t.strip() for t in name[len(CUSTOM) :].split(",") if t.strip()))
+    raise ValueError(
+        f"unknown server {name!r}: one of {', '.join(NAMES)}, or {CUSTOM}TRAIT,TRAIT,..."
+    )
 
 
 @functools.lru_cache(maxsize=64)
@@ -101,7 +125,7 @@ def read(target: str | bytes, name: str, **settings: str) -> Reading:
     ``target`` is the request-target as sent (str: its UTF-8 bytes).  The path is text: bytes
     that are no UTF-8 as the server maps them (`backend_models`, the ``charset`` step).
     """
-    chosen = model(name, **settings) if settings else MODELS.get(name) or model(name)
+    chosen = model(name, **settings)
     raw = _origin_form(target)
     if plain(raw):
         return Reading(False, raw.partition(b"?")[0].decode("ascii"))
@@ -122,13 +146,7 @@ def readings(target: str | bytes, names: tuple[str, ...] = NAMES) -> dict[str, R
     if plain(raw):
         same = Reading(False, raw.partition(b"?")[0].decode("ascii"))
         return dict.fromkeys(names, same)
-    out = {}
-    for name in names:
-        chosen = MODELS.get(name)
-        if chosen is None:
-            raise ValueError(f"unknown server {name!r}: one of {', '.join(NAMES)}")
-        out[name] = walk(raw, chosen)
-    return out
+    return {name: walk(raw, MODELS.get(name) or _resolved(name)) for name in names}
 
 
 class Divergence(NamedTuple):
@@ -184,15 +202,114 @@ def divergences(
     return tuple(out)
 
 
+SCOPE = "@"  # "tomcat@intranet.example": a server behind the proxy for one host only
+
+
 def parse_names(value: str | Sequence[str], option: str = "backends") -> tuple[str, ...]:
-    """Server names given as a list or comma-separated, each one of `NAMES`, in order, once
-    each; `ValueError` names ``option`` and the first unknown one."""
+    """The entries of ``urlsan_backends`` given as a list or comma-separated, in order, once
+    each; `ValueError` names ``option`` and the first unknown server or trait.
+
+    An entry is a name of `NAMES` or a trait spec: ``custom:`` and the first trait, the items
+    after it that are no server name being its further traits
+    (``nginx,custom:decode,merge-slashes,tomcat``).  Either may end in ``@HOST`` or
+    ``@HOST:PORT``: the server is behind the proxy for requests to that host only
+    (``tomcat@intranet.example,nginx@wiki.example``; see `for_host`).  A spec's scope ends
+    it.  Entries are given back as written (``custom:decode,merge-slashes@wiki.example``)."""
     items = value.split(",") if isinstance(value, str) else [n for v in value for n in v.split(",")]
-    names = tuple(dict.fromkeys(n.strip() for n in items if n.strip()))
-    unknown = [n for n in names if n not in NAMES]
-    if unknown:
-        raise ValueError(f"{option}: unknown server {unknown[0]!r}; choose from {', '.join(NAMES)}")
+    entries: list[list[str]] = []
+    for item in (n.strip() for n in items if n.strip()):
+        if _open_spec(entries) and item.partition(SCOPE)[0] not in NAMES and not _starts(item):
+            entries[-1].append(item)
+        else:
+            entries.append([item])
+    names = tuple(dict.fromkeys(",".join(e) for e in entries))
+    for name in names:
+        _check_entry(name, option)
     return names
+
+
+def _starts(item: str) -> bool:
+    return item.startswith(CUSTOM)
+
+
+def _open_spec(entries: list[list[str]]) -> bool:
+    """Whether the last entry is a trait spec that takes more traits (no scope yet)."""
+    return bool(entries) and _starts(entries[-1][0]) and SCOPE not in entries[-1][-1]
+
+
+def _check_entry(entry: str, option: str) -> None:
+    name, _, host = entry.partition(SCOPE) if not _starts(entry) else entry.rpartition(SCOPE)
+    if _starts(entry) and not name:
+        name, host = entry, ""
+    if SCOPE in entry and not host.strip():
+        raise ValueError(f"{option}: {entry!r} names no host after {SCOPE!r}")
+    if name not in NAMES and not _starts(name):
+        raise ValueError(
+            f"{option}: unknown server {name!r}; choose from {', '.join(NAMES)}, "
+            f"or {CUSTOM}TRAIT,TRAIT,... (traits: {', '.join(TRAITS)})"
+        )
+    try:
+        model(name)
+    except ValueError as e:
+        raise ValueError(f"{option}: {e}") from None
+
+
+def scope(entry: str) -> tuple[str, str | None]:
+    """An entry of `parse_names` as its server (a name or a trait spec) and the host it is
+    scoped to (lower case), or None for every host."""
+    name, at, host = entry.rpartition(SCOPE)
+    if not at:
+        return entry, None
+    return name, host.strip().lower().rstrip(".")
+
+
+def for_host(entries: tuple[str, ...], authority: str | None) -> tuple[str, ...]:
+    """The servers of ``entries`` (`parse_names`) behind the proxy for a request to
+    ``authority`` (its Host header or absolute-form authority, as sent): those for every host,
+    and those scoped to its host, or to its host and port when the scope names one.  Each
+    server once, in the order given."""
+    if not any(SCOPE in e for e in entries):
+        return entries
+    host, port = _host_port(authority or "")
+    out: dict[str, None] = {}
+    for entry in entries:
+        name, scoped = scope(entry)
+        if scoped is None or scoped in (host, f"{host}:{port}" if port else None):
+            out.setdefault(name, None)
+    return tuple(out)
+
+
+def _host_port(authority: str) -> tuple[str, str]:
+    """``authority`` as lower-case host (no trailing dot) and port ("" when none)."""
+    hostport = authority.rpartition("@")[2].strip().lower()
+    host, colon, port = hostport.rpartition(":")
+    if not colon or "]" in port or not port.isdigit():
+        host, port = hostport, ""
+    return host.rstrip("."), port
+
+
+def url_authority(url: str) -> str | None:
+    """The authority of an absolute URL (``//`` after the scheme), None for a target."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or "/" in scheme:
+        return None
+    return rest[: min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))]
+
+
+def described(entries: tuple[str, ...]) -> str:
+    """The entries in words, as the proxy's start-up line says them: "intranet.example as
+    tomcat, wiki.example as nginx, every host as go" ("tomcat, nginx" when none is scoped)."""
+    by_host: dict[str, list[str]] = {}
+    for entry in entries:
+        name, host = scope(entry)
+        by_host.setdefault(host or "", []).append(name)
+    every = by_host.pop("", [])
+    if not by_host:
+        return ", ".join(every)
+    parts = [f"{host} as {' and '.join(names)}" for host, names in by_host.items()]
+    if every:
+        parts.append(f"every host as {' and '.join(every)}")
+    return ", ".join(parts)
 
 
 FINDING = "backend-divergence"  # the rule of the finding a divergence is reported as
@@ -233,6 +350,33 @@ def walk(raw: bytes, model: Model) -> Reading:
     return Reading(False, state.decode("utf-8", "surrogateescape"))
 
 
+class Trace(NamedTuple):
+    """How one server reached the path it routes on (`trace`): what `urlsan.core.severity`
+    ranks a target by."""
+
+    path: str  # the path it routes on, as `read` gives it
+    removed: int  # segments a ".." of the server's own dot-segment step removed
+    above_root: bool  # a ".." went above the root and the server kept it (HAProxy's "keep")
+
+
+def trace(raw: bytes, model: Model) -> Trace | None:
+    """`walk`, telling what its dot-segment step did; None when the server refuses ``raw``."""
+    state = raw
+    removed, above = 0, False
+    try:
+        for step in model.steps:
+            if step.op == "dots":
+                state, n, up = _remove_dots(state, DOTS[str(step.arg)])
+                removed, above = removed + n, above or up
+            elif step.op == "charset":
+                return Trace(_charset(state, str(step.arg)), removed, above)
+            else:
+                state = _OPS[step.op](state, step, raw)
+    except _Refused:
+        return None
+    return Trace(state.decode("utf-8", "surrogateescape"), removed, above)
+
+
 # --- the operations
 
 
@@ -251,6 +395,29 @@ def _split_line(path: bytes, step: Step, raw: bytes) -> bytes:
     if not step.arg.isdisjoint(path[:end]):
         raise _Refused
     return path[:end]
+
+
+# What follows the target on a request line HAProxy reads words of: the version.
+_AFTER_TARGET = b" HTTP/1.1\r\n"
+
+
+def _refuse_high_haproxy(path: bytes, step: Step, raw: bytes) -> bytes:
+    """HAProxy 2.6's h1_parse_msg_rquri: while four bytes remain, the little-endian word at
+    the scan is skipped if ``w - 0x24242424`` has no byte's top bit set and ``w - 0x7f7f7f7f``
+    (both subtractions of the whole word, with borrows) has one; the rest is read byte by
+    byte, where a byte above 0x7E is 400.  (A byte below 0x24 always ends the skip.)"""
+    line = path + _AFTER_TARGET
+    i = 0
+    while i + 4 <= len(line):
+        x = (int.from_bytes(line[i : i + 4], "little") - 0x24242424) & 0xFFFFFFFF
+        if x & 0x80808080:
+            break
+        if not ((x - 0x5B5B5B5B) & 0xFFFFFFFF) & 0x80808080:
+            break
+        i += 4
+    if any(c > 0x7E for c in path[i:]):
+        raise _Refused
+    return path
 
 
 def _refuse_raw_utf8(path: bytes, step: Step, raw: bytes) -> bytes:
@@ -392,6 +559,11 @@ def _jetty_path(path: bytes, step: Step, raw: bytes) -> bytes:
     return _decode(path, _JETTY_DECODE, raw)
 
 
+def _check_decoded(path: bytes, step: Step, raw: bytes) -> bytes:
+    _decode(path, step, raw)  # raises _Refused
+    return path
+
+
 def _decode(path: bytes, step: Step, raw: bytes) -> bytes:
     decoder = DECODERS[str(step.arg)]
     out = bytearray()
@@ -404,7 +576,7 @@ def _decode(path: bytes, step: Step, raw: bytes) -> bytes:
             end = path.find(b"/", i)
             i = len(path) if end < 0 else end
         else:
-            i = _copy(path, i, decoder, out, text)
+            i = _copy_run(path, i, decoder, out, text)
     if decoder.utf8 or decoder.latin1_fallback:
         try:
             bytes(out).decode("utf-8", "surrogatepass")
@@ -415,21 +587,25 @@ def _decode(path: bytes, step: Step, raw: bytes) -> bytes:
     return bytes(out)
 
 
-def _copy(path: bytes, i: int, decoder: Decoder, out: bytearray, text: list[str]) -> int:
-    """The raw byte at ``i`` (with the continuation bytes after it) into ``out``."""
-    c = path[i]
+def _copy_run(path: bytes, i: int, decoder: Decoder, out: bytearray, text: list[str]) -> int:
+    """The raw bytes from ``i`` up to the next escape (or parameter) into ``out``; where they
+    end.  Raw bytes above 0x7F are Latin-1 characters for ``raw_latin1`` (a WSGI request line);
+    for ``latin1_fallback`` the text copy keeps them as UTF-8, bytes that are none as surrogate
+    escapes."""
+    end = path.find(b"%", i)
+    end = len(path) if end < 0 else end
+    if decoder.params:
+        semi = path.find(b";", i, end)
+        end = end if semi < 0 else semi
+    run = path[i:end]
     if decoder.latin1_fallback:
-        j = i + 1
-        while j < len(path) and 0x80 <= path[j] < 0xC0:
-            j += 1
-        text.append(path[i:j].decode("utf-8", "surrogateescape"))
-        out += path[i:j]
-        return j
-    if c > 0x7F and decoder.raw_latin1:
-        out += chr(c).encode("utf-8")
+        text.append(run.decode("utf-8", "surrogateescape"))
+        out += run
+    elif decoder.raw_latin1 and not run.isascii():
+        out += run.decode("latin-1").encode("utf-8")
     else:
-        out.append(c)
-    return i + 1
+        out += run
+    return end
 
 
 def _kept(value: bytes, decoder: Decoder) -> bool:
@@ -464,11 +640,18 @@ def _decode_escape(path: bytes, i: int, decoder: Decoder, out: bytearray, text: 
 
 def _dots(path: bytes, step: Step, raw: bytes) -> bytes:
     """RFC 3986 §5.2.4 on segments, with the server's answer above the root."""
-    how: Dots = DOTS[str(step.arg)]
+    return _remove_dots(path, DOTS[str(step.arg)])[0]
+
+
+def _remove_dots(path: bytes, how: Dots) -> tuple[bytes, int, bool]:
+    """`_dots`, with the number of segments its ".." removed and whether one went above the
+    root and stayed there (``keep``): what `trace` reports."""
     segments = path.split(b"/")[1:]
     out: list[bytes] = []
     last = len(segments) - 1
     trailing = False
+    removed = 0
+    kept_above = False
     for n, seg in enumerate(segments):
         if seg == b".":
             trailing = n == last
@@ -479,8 +662,10 @@ def _dots(path: bytes, step: Step, raw: bytes) -> bytes:
                     raise _Refused
                 if how.above_root == "keep":
                     out.append(seg)
+                    kept_above = True
             else:
                 out.pop()
+                removed += 1
             trailing = n == last
             continue
         trailing = False
@@ -488,7 +673,11 @@ def _dots(path: bytes, step: Step, raw: bytes) -> bytes:
     result = b"/" + b"/".join(out)
     if trailing and out and how.trailing == "slash":
         result += b"/"
-    return result
+    return result, removed, kept_above
+
+
+def _lowercase(path: bytes, step: Step, raw: bytes) -> bytes:
+    return path.lower()
 
 
 def _charset(path: bytes, how: str) -> str:
@@ -513,6 +702,7 @@ _JETTY_DECODE = Step("decode", "jetty")
 _OPS: dict[str, Callable[[bytes, Step, bytes], bytes]] = {
     "refuse-raw": _refuse_raw,
     "refuse-raw-utf8": _refuse_raw_utf8,
+    "refuse-high-haproxy": _refuse_high_haproxy,
     "split-line": _split_line,
     "cut": _cut,
     "cut-escaped": _cut_escaped,
@@ -526,5 +716,7 @@ _OPS: dict[str, Callable[[bytes, Step, bytes], bytes]] = {
     "jetty-path": _jetty_path,
     "refuse-dot-param": _refuse_dot_param,
     "decode": _decode,
+    "check-decoded": _check_decoded,
     "dots": _dots,
+    "lowercase": _lowercase,
 }

@@ -30,6 +30,9 @@ class Kind(NamedTuple):
     weaknesses: tuple[str, ...]  # "CWE-22", "CAPEC-126"
     by_component: tuple[tuple[str, str], ...] = ()  # (component, severity) overrides
     by_detail: tuple[tuple[str, str], ...] = ()  # (detail, severity) overrides
+    # The reader an encoding of this kind exists to hide a character from: a target with it
+    # and no climb is a medium one at most (`urlsan.core.severity`); "" for any other kind.
+    hides: str = ""
 
 
 _E = MappingProxyType  # read-only tables
@@ -37,36 +40,56 @@ _E = MappingProxyType  # read-only tables
 KINDS = _E(
     {
         "dot-segment": Kind("low", ("CWE-22", "CAPEC-126"), by_detail=((".", "info"),)),
-        "encoded-dot-segment": Kind("medium", ("CWE-22", "CWE-172", "CAPEC-126", "CAPEC-72")),
+        "encoded-dot-segment": Kind(
+            "medium",
+            ("CWE-22", "CWE-172", "CAPEC-126", "CAPEC-72"),
+            hides="a rule matching the target as sent",
+        ),
         "dot-segment-above-root": Kind("high", ("CWE-22", "CAPEC-126")),
         "decoded-dot-segment-above-root": Kind(
             "critical", ("CWE-22", "CWE-174", "CAPEC-126", "CAPEC-120", "CAPEC-80")
         ),
         "path-parameter-dotdot": Kind("high", ("CWE-22", "CAPEC-126")),
-        "escaped-dot": Kind("medium", ("CWE-172", "CWE-646", "CAPEC-72")),
+        "escaped-dot": Kind(
+            "medium", ("CWE-172", "CWE-646", "CAPEC-72"), hides="a rule matching the target as sent"
+        ),
         "escaped-slash": Kind("medium", ("CWE-22", "CWE-172", "CAPEC-64")),
         "backslash": Kind("low", ("CWE-22", "CAPEC-64")),
         "double-encoding": Kind(
-            "medium", ("CWE-174", "CAPEC-120"), by_component=(("query", "low"),)
+            "medium",
+            ("CWE-174", "CAPEC-120"),
+            by_component=(("query", "low"),),
+            hides="a second decode",
         ),
-        "percent-u": Kind("medium", ("CWE-172", "CWE-176", "CAPEC-71")),
-        "nul-escape": Kind("high", ("CWE-158", "CAPEC-52")),
+        "percent-u": Kind("medium", ("CWE-172", "CWE-176", "CAPEC-71"), hides="IIS's %u decoding"),
+        "nul-escape": Kind("high", ("CWE-158", "CAPEC-52"), hides="a C string"),
         "crlf-escape": Kind(
             "high",
             ("CWE-93", "CWE-113", "CAPEC-34"),
             by_component=(("query", "low"), ("fragment", "low")),
         ),
-        "overlong-utf8": Kind("high", ("CWE-176", "CAPEC-80")),
+        "overlong-utf8": Kind("high", ("CWE-176", "CAPEC-80"), hides="a lenient UTF-8 decoder"),
         "invalid-utf8": Kind(
             "medium", ("CWE-176", "CAPEC-80"), by_component=(("query", "low"), ("fragment", "low"))
         ),
         "stray-percent": Kind("low", ("CWE-172",)),
         "raw-space": Kind("low", ("CWE-20",)),
         "control-char": Kind("medium", ("CWE-150", "CWE-93")),
-        "format-char": Kind("medium", ("CWE-176", "CWE-451")),
-        "nfkc-separator": Kind("medium", ("CWE-176", "CWE-180", "CAPEC-71")),
-        "numeric-host": Kind("medium", ("CWE-1289",)),
-        "userinfo": Kind("low", ("CWE-522",), by_detail=(("password", "medium"),)),
+        # Trojan Source (CVE-2021-42574): text reordered or hidden from a person
+        "format-char": Kind("medium", ("CWE-176", "CWE-451"), hides="a person reading the URL"),
+        "nfkc-separator": Kind(
+            "medium", ("CWE-176", "CWE-180", "CAPEC-71"), hides="a reader that does not apply NFKC"
+        ),
+        "numeric-host": Kind(
+            "medium", ("CWE-1289",), hides="a host rule matching the name as sent"
+        ),
+        # a host behind "user:pass@" that a person takes for the host
+        "userinfo": Kind(
+            "low",
+            ("CWE-522",),
+            by_detail=(("password", "medium"),),
+            hides="a person reading the host",
+        ),
         "invalid-idn": Kind("low", ("CWE-1007", "CAPEC-632")),
         "invalid-port": Kind("medium", ("CWE-20",)),
         "invalid-ip-literal": Kind("medium", ("CWE-20",)),

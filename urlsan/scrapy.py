@@ -31,6 +31,7 @@ from weakref import WeakKeyDictionary
 from urlsan.core import InvalidTarget, Policy, Result, canonicalize
 from urlsan.core.options import OptionNames, policy_from_options
 from urlsan.core.params import split_specs
+from urlsan.core.severity import assess
 from urlsan.core.surt import surt, urlsan_key
 
 if TYPE_CHECKING:
@@ -51,6 +52,8 @@ CRAWLER = Policy.profile("crawler")
 # request.meta keys the middleware sets (facts for other middlewares and for the spider).
 META_RULES = "urlsan_rules"  # the rules that fired, in the order they ran
 META_ORIGINAL_URL = "urlsan_original_url"  # the URL before the rewrite
+# A URL with findings: its severity and why (urlsan.core.severity), {"severity", "reason"}.
+META_SEVERITY = "urlsan_severity"
 
 # URLSAN_FINGERPRINT_KEY: what the fingerprint hashes in place of the URL.
 FINGERPRINT_KEYS = ("url", "surt", "surt-urlsan")
@@ -168,9 +171,12 @@ class CanonicalUrlMiddleware:
     `Addon`.  A request whose URL changes is replaced by ``request.replace(url=canonical)``, with
     the rules that fired in ``meta["urlsan_rules"]`` and the URL as written in
     ``meta["urlsan_original_url"]``; the replacement skips the duplicate filter (the request it
-    replaces already passed it).  Requests with ``meta["verbatim_url"]``, and URLs the policy
-    refuses, go out as they are.  Use it with `RequestFingerprinter`, so that the duplicate
-    filter sees the same URL the server does.
+    replaces already passed it).  A URL with findings, rewritten or not, gets its severity and
+    why in ``meta["urlsan_severity"]`` (``{"severity": "high", "reason": "..."}``, what the worst
+    reader behind a server makes of it) and is counted in ``urlsan/request/severity/<level>``.
+    Requests with ``meta["verbatim_url"]``, and URLs the policy refuses, go out as they are.
+    Use it with `RequestFingerprinter`, so that the duplicate filter sees the same URL the
+    server does.
     """
 
     def __init__(self, policy: Policy = CRAWLER, crawler: Crawler | None = None) -> None:
@@ -189,11 +195,24 @@ class CanonicalUrlMiddleware:
         except InvalidTarget:
             self._count("urlsan/request/refused")
             return None
+        severity = self._severity(result)
         if result.url == request.url:
+            if severity is not None:
+                request.meta[META_SEVERITY] = severity
             return None
         self._count("urlsan/request/rewritten")
         meta = {**request.meta, META_RULES: _rules_fired(result), META_ORIGINAL_URL: request.url}
+        if severity is not None:
+            meta[META_SEVERITY] = severity
         return request.replace(url=result.url, meta=meta, dont_filter=True)
+
+    def _severity(self, result: Result) -> dict[str, str] | None:
+        """The URL's severity and why, counted in the stats; None for a URL without findings."""
+        found = assess(result.input, result.findings) if result.findings else None
+        if found is None:
+            return None
+        self._count(f"urlsan/request/severity/{found.level}")
+        return {"severity": found.level, "reason": found.reason}
 
     def _count(self, key: str) -> None:
         if self._stats is not None:

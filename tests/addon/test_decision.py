@@ -214,12 +214,13 @@ def _said(outcome: decision.Outcome | None) -> tuple[object, ...] | None:
     return (*outcome._replace(target=outcome.target._replace(refused=None)), outcome.facts)
 
 
+@pytest.mark.parametrize("backends", [(), ("tomcat", "nginx@example.com")])
 @pytest.mark.parametrize("profile", sorted(PROFILES))
 @pytest.mark.parametrize("mode", MODES)
-def test_examine_says_what_decide_says(mode: str, profile: str) -> None:
+def test_examine_says_what_decide_says(mode: str, profile: str, backends: tuple[str, ...]) -> None:
     """`examine` answers most requests without `decide` (the target and Host are canonical,
     nothing found): the same outcome `decide` gives them, and for every other request its own."""
-    settings = decision.settings(mode, profile)
+    settings = decision.settings(mode, profile, backends=backends)
     quick = 0
     for entry in CORPUS:
         request = _asked(entry)

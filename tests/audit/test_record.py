@@ -39,7 +39,8 @@ def test_fields_in_the_order_the_proxy_writes_them() -> None:
     rec = build(result, profile="rfc3986")
     assert list(rec) == [
         "ts", "client", "method", "scheme", "host", "http_version", "profile",
-        "before", "after", "action", "edits", "findings", "severity", "status",
+        "before", "after", "action", "edits", "findings", "severity", "target_severity",
+        "severity_reason", "status",
     ]  # fmt: skip
     assert rec["before"] == "/%7euser/./a?q=%41" and rec["after"] == "/~user/a?q=A"
     assert rec["edits"] == [e.as_dict() for e in result.edits]
@@ -71,7 +72,9 @@ def test_a_refused_target() -> None:
     )
     assert rec["after"] is None
     assert rec["findings"] == [{**finding.as_dict(), "severity": finding.severity}]
-    assert list(rec)[-4:] == ["severity", "reason", "rejected_by", "status"]
+    assert list(rec)[-6:] == [
+        "severity", "target_severity", "severity_reason", "reason", "rejected_by", "status"
+    ]  # fmt: skip
     assert rec["rejected_by"] == "reject-escaped-slash"
 
 
@@ -190,6 +193,27 @@ def test_severity_is_written_by_both_encoders() -> None:
     old = {k: v for k, v in rec.items() if k != "severity"}
     old["findings"] = [{k: v for k, v in f.items() if k != "severity"} for f in rec["findings"]]
     assert record.encode_record(old) == record.encode_json(old)
+
+
+def test_the_target_severity_and_its_reason() -> None:
+    """What the worst reader makes of the target, beside the findings' own highest: a "//..//"
+    that a merging reader climbs above the root with is critical though its finding is low; a
+    DOI's "%2F" climbs nowhere and is low though its finding is medium."""
+    rec = build(canonicalize("/.//..//etc/passwd", form="origin"))
+    assert (rec["severity"], rec["target_severity"]) == ("low", "critical")
+    assert "reaches above the root: /../etc/passwd" in rec["severity_reason"]
+    doi = build(canonicalize("/chapter/10.1007%2F978-1-4471-6374-9_5", form="origin"))
+    assert (doi["severity"], doi["target_severity"]) == ("medium", "low")
+    assert record.encode_record(rec) == record.encode_json(rec)
+    assert json.loads(record.encode_record(rec))["severity_reason"] == rec["severity_reason"]
+    # the protected servers decide alone: tomcat refuses the climb above the root itself
+    facts = record.facts(
+        before="/files/../../etc/shadow", after=None, action="audited", edits=(),
+        findings=canonicalize("/files/../../etc/shadow", form="origin").findings,
+        servers=("tomcat",),
+    )  # fmt: skip
+    assert facts["target_severity"] == "low"
+    assert "target_severity" not in build(canonicalize("/a"))
 
 
 def test_every_occurrence_of_a_finding_is_recorded() -> None:

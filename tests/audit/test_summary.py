@@ -194,3 +194,54 @@ def test_servers_that_read_targets_otherwise() -> None:
     assert "Read otherwise by the servers behind" in text
     assert "tomcat: /s/..;/admin/ -> /admin/ (RFC 3986: /s/..;/admin/; rejected)" in text
     assert "<code>/a%2fb</code> → <code>/a/b</code>" in render_html(s)
+
+
+def test_one_host_and_one_client_are_singular_in_text_and_html() -> None:
+    finding = {"rule": "dot-segment", "component": "path", "offset": 3, "detail": ".."}
+    s = summary([rec(0, host="a.test", client="10.0.0.1:1", findings=[finding], status=200)])
+    text = render_text(s)
+    assert "dot-segment (low): 1 host: a.test 1\n    1 client: 10.0.0.1 1" in text
+    page = render_html(s)
+    assert "1 request</summary>" in page and "1 host: " in page and "1 client: " in page
+    assert "1 hosts" not in text + page and "1 clients" not in text + page
+
+
+def test_targets_are_ranked_by_the_records_target_severity() -> None:
+    """A record's target_severity ranks it, not its findings' highest: the DOI's medium
+    escaped-slash is a low target, the low "//.." a critical one; the reason goes with it."""
+    slash = {"rule": "escaped-slash", "component": "path", "offset": 9, "detail": "%2F",
+             "severity": "medium"}  # fmt: skip
+    dots = {"rule": "dot-segment", "component": "path", "offset": 2, "detail": "..",
+            "severity": "low"}  # fmt: skip
+    s = summary(
+        [
+            rec(
+                0,
+                before="/chapter/10.1007%2F978",
+                findings=[slash],
+                severity="medium",
+                target_severity="low",
+                severity_reason="no reader climbs",
+                status=200,
+            ),
+            rec(
+                1,
+                before="/.//..//etc/passwd",
+                findings=[dots],
+                severity="low",
+                target_severity="critical",
+                severity_reason="go reaches above the root",
+                status=200,
+            ),
+        ]
+    )
+    d = s.as_dict()
+    assert [(t["severity"], t["examples"][0]["reason"]) for t in d["targets"]] == [
+        ("critical", "go reaches above the root"),
+        ("low", "no reader climbs"),
+    ]
+    assert [r["before"] for r in d["suspicious_answered_2xx"]["examples"]] == ["/.//..//etc/passwd"]
+    high = Summary(min_severity="high")
+    high.add(rec(0, findings=[slash], target_severity="low"))
+    high.add(rec(1, findings=[dots], target_severity="critical"))
+    assert [t["severity"] for t in high.as_dict()["targets"]] == ["critical"]

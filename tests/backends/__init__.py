@@ -6,7 +6,7 @@ temporary directory (never the system's service), sends every target on a fresh 
 and requires the model to agree on every one: refused or not, and the path.
 
 What each server reports, and how the test reads it (tests/harness: echo, nginx_echo, apache,
-go, node, wsgi_echo, servlet):
+go, node, wsgi_echo, servlet, lighttpd, caddy, haproxy):
 
 nginx 1.22 (Debian's nginx)
     ``return 200 "$uri"``: the decoded, normalized path its locations match, as bytes.
@@ -26,6 +26,17 @@ Go 1.19 (Debian's golang-go)
 Node 20 (``node``)
     apps/echo.js: ``http.createServer`` and the reading of an Express 4 router: the pathname
     (before ``?`` and ``#``) decoded by ``decodeURIComponent``, 400 when that throws.
+lighttpd 1.4 (Debian's lighttpd)
+    a ``url.redirect`` to ``${url.path}`` inside a ``$HTTP["url"] =^ "/"`` condition: the path
+    such conditions match, percent-encoded in the ``Location`` header, decoded by the test.
+Caddy 2.6 (Debian's caddy)
+    ``respond "{http.request.uri.path}"``: what a handler sees (``caddy``); and the capture of
+    a ``path_regexp`` matching the whole path: what its path matchers test (``caddy-path``).
+HAProxy 2.6 (Debian's haproxy)
+    ``http-request return`` of ``lf-string "%[path]"``: the path an ACL's ``path`` fetch matches,
+    with no ``normalize-uri`` action (``haproxy-path``) and after all five path normalizers
+    (``haproxy``; tests/harness/haproxy.py names them in order).  The log-format string writes
+    DEL as ``%7F`` (`expected_body`).
 werkzeug (the project's own dependency)
     its development server in a thread, answering ``request.path`` (UTF-8, U+FFFD for what
     is not).

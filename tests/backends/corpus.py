@@ -20,10 +20,15 @@ Five parts, each a list of origin-form targets (bytes, as sent on the request li
     3,000 draws (seeded: the same every run) of one to seven pieces: the segments above and
     the characters they are made of (``%``, ``%u``, ``;``, ``//``, ``#``, ``\t``…), run
     together without the separators a hand-written case would put between them.
+``request_lines``
+    targets that end in raw white space (``GET /a/b/..  HTTP/1.1``: space, tab, vertical tab,
+    form feed, and runs of them) or hold a space: what each server parses out of the request
+    line, and whether it then resolves the dot segment the separator left at the end.
 ``clean``
     targets no modeled server reads differently from its bytes (the common case).
 
-Bytes a request line cannot hold (space, CR, LF) are left out: they end the target.
+Bytes that end the request line (CR, LF) are left out; a space is in the target only where
+``request_lines`` puts it.
 """
 
 from __future__ import annotations
@@ -35,13 +40,13 @@ import re
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parent.parent / "data"
-_UNSENDABLE = frozenset(b" \r\n")
+_UNSENDABLE = frozenset(b"\r\n")
 
 
 def sweep() -> list[bytes]:
     out: list[bytes] = []
     for b in range(256):
-        if b in _UNSENDABLE:
+        if b in _UNSENDABLE or b == 0x20:  # space: request_lines
             continue
         out.append(b"/a" + bytes([b]) + b"b")
         out.append(b"/a/" + bytes([b]))
@@ -176,6 +181,22 @@ def mixed(draws: int = 3000, seed: int = 1) -> list[bytes]:
     ]
 
 
+# White space a request line may hold after the target: the servers differ on which bytes
+# separate its words and on how many of them they take.
+_LINE_TAILS = [b" ", b"  ", b"\t", b" \t", b"\t ", b"\x0b", b"\x0b ", b"\x0c", b"\x0c ", b"\xa0 "]
+
+
+def request_lines() -> list[bytes]:
+    out: list[bytes] = []
+    for seg in _SEGMENTS:
+        for tail in _LINE_TAILS:
+            out.append(b"/a/b/" + seg + tail)
+    for head in (b"/a/b", b"/a/b/", b"/a/.", b"/..", b"/a/..%2f/b", b"/a/b?q", b"/a/b#f"):
+        out += [head + tail for tail in _LINE_TAILS]
+    out += [b"/a b", b"/a b/..", b"/a/ /..", b"/a/b/.. x", b"/a/b/..\t x", b"/ ", b"/a/%20/.. "]
+    return out
+
+
 def clean() -> list[bytes]:
     return [
         b"/",
@@ -192,9 +213,10 @@ def clean() -> list[bytes]:
 
 
 def corpus() -> list[bytes]:
-    """Every target, each once, in a fixed order; sendable (no space, CR, LF; origin-form)."""
+    """Every target, each once, in a fixed order; sendable (no CR, LF; origin-form)."""
     seen: dict[bytes, None] = {}
-    for t in sweep() + families() + recorded() + mixed() + clean():
+    parts = sweep() + families() + recorded() + mixed()
+    for t in [t for t in parts if b" " not in t] + request_lines() + clean():
         if t.startswith(b"/") and not _UNSENDABLE.intersection(t) and len(t) <= 2000:
             seen.setdefault(t, None)
     return list(seen)

@@ -9,7 +9,10 @@ from collections.abc import Callable
 from typing import Any
 
 from tests.harness.apache import APACHE_BINARY, APACHE_MISSING, ApacheEcho
+from tests.harness.caddy import CADDY_MISSING, CaddyEcho, caddy_binary
 from tests.harness.go import GO_MISSING, GoServer, go_binary
+from tests.harness.haproxy import HAPROXY_MISSING, HAProxyEcho, haproxy_binary
+from tests.harness.lighttpd import LIGHTTPD_MISSING, LighttpdEcho, lighttpd_binary
 from tests.harness.nginx import NGINX_MISSING, nginx_binary
 from tests.harness.nginx_echo import NginxEcho
 from tests.harness.node import NODE_MISSING, NodeServer, node_binary
@@ -55,6 +58,17 @@ SERVERS: dict[str, tuple[Callable[..., Any], Callable[[], str]]] = {
     "go-mux": (lambda **kw: GoServer(mux=True, **kw), lambda: "" if go_binary() else GO_MISSING),
     "node": (NodeServer, lambda: "" if node_binary() else NODE_MISSING),
     "werkzeug": (WerkzeugEcho, lambda: "" if _werkzeug() else "werkzeug is not installed"),
+    "caddy": (CaddyEcho, lambda: "" if caddy_binary() else CADDY_MISSING),
+    "caddy-path": (
+        lambda **kw: CaddyEcho(matcher=True, **kw),
+        lambda: "" if caddy_binary() else CADDY_MISSING,
+    ),
+    "lighttpd": (LighttpdEcho, lambda: "" if lighttpd_binary() else LIGHTTPD_MISSING),
+    "haproxy-path": (HAProxyEcho, lambda: "" if haproxy_binary() else HAPROXY_MISSING),
+    "haproxy": (
+        lambda **kw: HAProxyEcho(normalize=True, **kw),
+        lambda: "" if haproxy_binary() else HAPROXY_MISSING,
+    ),
 }
 
 
@@ -62,6 +76,8 @@ def expected_body(name: str, path: str) -> bytes:
     """The bytes server ``name``'s echo application answers for a model's ``path``."""
     if name in ("tomcat", "jetty"):
         return path.encode("utf-8", "replace")  # Java's encoder: "?" for a lone surrogate
+    if name.startswith("haproxy"):  # the log-format string escapes DEL in what it writes
+        return path.encode("utf-8", "surrogateescape").replace(b"\x7f", b"%7F")
     return path.encode("utf-8", "surrogateescape")
 
 
@@ -72,7 +88,10 @@ def installed_version(name: str) -> str:
     from importlib.metadata import version
 
     from tests.harness.apache import apache_version
+    from tests.harness.caddy import caddy_version
     from tests.harness.go import go_version
+    from tests.harness.haproxy import haproxy_version
+    from tests.harness.lighttpd import lighttpd_version
     from tests.harness.node import node_version
     from tests.harness.servlet import jetty_version, tomcat_version
 
@@ -89,6 +108,12 @@ def installed_version(name: str) -> str:
         text = go_version()
     elif name == "node":
         text = node_version()
+    elif name in ("caddy", "caddy-path"):
+        text = caddy_version()
+    elif name == "lighttpd":
+        text = lighttpd_version()
+    elif name in ("haproxy", "haproxy-path"):
+        text = haproxy_version()
     else:
         text = version("werkzeug")
     m = re.search(r"(\d+\.\d+(?:\.\d+)?)", text)

@@ -384,3 +384,95 @@ def test_a_gzip_log_cut_short(urlsan: RunUrlsan, tmp_path: Path) -> None:
     assert r.status == 0
     assert 0 < json.loads(r.out)["requests"] < 60
     assert f"urlsan report: {log}: the gzip data ends at uncompressed byte" in r.err
+
+
+def audited(target: str, ts: str, client: str, status: int | None) -> dict[str, Any]:
+    """The record the decision writes for ``target`` in audit mode (its target severity and
+    reason with it), answered ``status``."""
+    from urlsan.addon import decision
+    from urlsan.audit.sources import Request
+
+    settings = decision.settings(mode="audit")
+    request = Request(
+        None, client, "GET", "http", "shop.test", target.encode(), "HTTP/1.1", "test",
+        status=status,
+    )  # fmt: skip
+    outcome = decision.examine(request, settings)
+    assert outcome is not None
+    return decision.record(request, outcome, settings, ts)
+
+
+TARGETS = [
+    audited("/chapter/10.1007%2F978-1-4471-6374-9_5", "2026-11-22T08:00:00Z", "10.0.0.1:1", 200),
+    audited("/a//../b", "2026-11-22T08:00:01Z", "10.0.0.22:2", 200),
+    audited("/.//..//etc/passwd", "2026-11-22T08:00:02Z", "[fd00::7]:3", 200),
+    audited("/scripts/%u0065vil.asp", "2026-11-22T08:00:03Z", "10.0.0.1:4", 404),
+    audited("/?lang=x%0d%0aSet-Cookie:%20a=b", "2026-11-22T08:00:04Z", "10.0.0.1:5", 200),
+]
+
+
+def test_targets_by_severity_with_the_reason(urlsan: RunUrlsan, tmp_path: Path) -> None:
+    """The report ranks requests by what the worst reader makes of the target, not by the
+    finding kind: the DOI's medium "%2F" is a low target, the low "//..//" a critical one."""
+    log = write_log(tmp_path / "audit.jsonl", TARGETS)
+    d = json.loads(urlsan("report", "--json", str(log)).out)
+    assert [(t["severity"], t["requests"], t["answered_2xx"]) for t in d["targets"]] == [
+        ("critical", 1, 1),
+        ("high", 2, 2),
+        ("medium", 1, 0),
+        ("low", 1, 1),
+    ]
+    critical = d["targets"][0]["examples"][0]
+    assert critical["before"] == "/.//..//etc/passwd"
+    assert critical["reason"].endswith("reaches above the root: /../etc/passwd")
+    # the suspicious requests answered 2xx, the most severe target first, with the reason
+    sus = d["suspicious_answered_2xx"]
+    assert [r["before"] for r in sus["examples"]] == [
+        "/.//..//etc/passwd",
+        "/a//../b",
+        "/?lang=x%0d%0aSet-Cookie:%20a=b",
+    ]
+    assert "nginx climbs to /b" in sus["examples"][1]["reason"]
+    # --min-severity filters the targets (and the suspicious requests) by the target's severity
+    d = json.loads(urlsan("report", "--json", "--min-severity", "critical", str(log)).out)
+    assert [t["severity"] for t in d["targets"]] == ["critical"]
+    assert d["suspicious_answered_2xx"]["requests"] == 1
+    text = urlsan("report", "--min-severity", "high", str(log)).out.decode()
+    assert "Targets by severity (what the worst reader makes of them, high and above" in text
+    assert "reaches above the root: /../etc/passwd" in text
+    assert "no reader climbs" not in text  # the low DOI is left out
+    out = tmp_path / "report.html"
+    assert urlsan("report", "--html", "-o", str(out), str(log)).status == 0
+    page = out.read_text()
+    assert "Targets by severity" in page and "nginx climbs to /b" in page
+
+
+def test_suspicious_requests_line_up_and_counts_agree(urlsan: RunUrlsan, tmp_path: Path) -> None:
+    """Clients of different widths (IPv4, IPv6): every row's columns start where the header's
+    do; one host and one client are "1 host", "1 client"."""
+    log = write_log(tmp_path / "audit.jsonl", TARGETS)
+    lines = urlsan("report", str(log)).out.decode().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("Suspicious requests"))
+    header = lines[start + 1]
+    assert header.split() == ["time", "client", "status", "severity", "request", "reason"]
+    rows = lines[start + 2 : start + 5]
+    for column in ("client", "severity", "request", "reason"):
+        at = header.index(column)
+        assert all(row[at - 1] == " " != row[at] for row in rows), (column, rows)
+    assert all(row[header.index("request") :].startswith("GET shop.test /") for row in rows)
+    text = "\n".join(lines)
+    assert re.search(r"\(low\): 1 host: shop\.test 1\n    1 client: 10\.0\.0\.1 1", text), text
+    assert "1 hosts" not in text and "1 clients" not in text
+    # the drill-down's requests line up too
+    drill = [line for line in lines if line.startswith("    2026-11-22T08")]
+    assert len({line.index("GET") for line in drill}) == 1
+
+
+def test_an_older_log_ranks_a_target_by_its_highest_finding() -> None:
+    s = Summary()
+    for r in ATTACKS:  # no target_severity, no severity_reason
+        s.add(r)
+    d = s.as_dict()
+    assert [t["severity"] for t in d["targets"]] == ["critical", "high", "medium", "info"]
+    assert d["targets"][0]["examples"][0]["reason"] == ""
+    assert "Targets by severity" in render_text(s) and "Targets by severity" in render_html(s)

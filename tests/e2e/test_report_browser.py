@@ -384,6 +384,7 @@ def test_time_axis_and_findings_drill_down(devtools: DevTools, tmp_path: Path) -
     assert facts["labels"] >= 4 and facts["overlaps"] == 0 and facts["right"], facts
     assert facts["details"] == 2 and facts["opened"], facts
     assert "Suspicious requests answered 2xx" in facts["text"]
+    assert "Targets by severity" in facts["text"]
     assert "CWE-22" in facts["text"] and "critical" in facts["text"]
     assert devtools.problems() == [] and devtools.requests() == [page.as_uri()]
     keep(devtools.screenshot(), "findings-1280.png", tmp_path)

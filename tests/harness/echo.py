@@ -18,7 +18,7 @@ from typing import NamedTuple, Self
 
 from .ports import free_port
 from .process import Process
-from .wire import raw_request
+from .wire import Response, raw_request
 
 
 class Reading(NamedTuple):
@@ -66,7 +66,11 @@ class EchoServer:
 
     def read(self, target: bytes) -> Reading:
         """``GET target`` on a fresh connection: 200 and the body, or the status alone."""
-        response = raw_request(self.port, target)
+        return self.reading(raw_request(self.port, target))
+
+    def reading(self, response: Response) -> Reading:
+        """What ``response`` (from this server, or through a proxy in front of it) says the
+        application received: 200 and the body, or the status alone."""
         if response.status == 200:
             return Reading(200, response.body)
         return Reading(response.status, None)

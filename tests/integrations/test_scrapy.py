@@ -244,6 +244,25 @@ def test_middleware_replaces_the_request() -> None:
     assert mw.process_request(scrapy.Request(SPELLINGS[1], meta={"verbatim_url": True})) is None
 
 
+def test_middleware_says_how_severe_a_url_with_findings_is() -> None:
+    """Rewritten or not, a URL with findings carries its severity and why; one without none."""
+    crawler = get_crawler(settings_dict={})
+    crawler.stats.open_spider(None)
+    mw = CanonicalUrlMiddleware.from_crawler(crawler)
+    replaced = mw.process_request(scrapy.Request("http://e.com/a//../../etc/passwd"))
+    assert replaced is not None
+    severity = replaced.meta["urlsan_severity"]
+    assert severity["severity"] == "critical"
+    assert severity["reason"].endswith("reaches above the root: /../etc/passwd")
+    doi = scrapy.Request("https://link.springer.com/chapter/10.1007%2F978-1-4471-6374-9_5")
+    assert mw.process_request(doi) is None
+    assert doi.meta["urlsan_severity"]["severity"] == "low"
+    plain = scrapy.Request("http://e.com/a")
+    assert mw.process_request(plain) is None and "urlsan_severity" not in plain.meta
+    assert crawler.stats.get_value("urlsan/request/severity/critical") == 1
+    assert crawler.stats.get_value("urlsan/request/severity/low") == 1
+
+
 def test_middleware_leaves_refused_urls_alone() -> None:
     mw = middleware(URLSAN_RULES="+reject-escaped-slash")
     assert mw.process_request(scrapy.Request("http://e.com:80/a%2fb")) is None
