@@ -25,7 +25,7 @@ import dataclasses
 import re
 import urllib.parse
 from collections.abc import Sequence
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any, NamedTuple
 
 from ..audit import record as audit_record
@@ -47,8 +47,10 @@ __all__ = [
     "Outcome",
     "Request",
     "Settings",
+    "checks_target",
     "decide",
     "examine",
+    "job",
     "record",
     "settings",
 ]
@@ -273,7 +275,7 @@ def decide(request: Request, settings: Settings, target: Checked) -> Outcome:
         rules = rules | edit_rules(host_edits + auth_edits)
         total += len(host_edits) + len(auth_edits)
     action = _action(request, settings, target, target.changed or bool(host or authority))
-    protected = servers.for_host(settings.backends, request.authority or request.host)
+    protected = _protected(request, settings)
     outcome: Outcome = _new(
         Outcome,
         (
@@ -286,6 +288,11 @@ def decide(request: Request, settings: Settings, target: Checked) -> Outcome:
         if diverging:
             return _diverged(outcome, settings.mode, diverging)
     return outcome
+
+
+def _protected(request: Request, settings: Settings) -> tuple[str, ...]:
+    """The protected servers behind the proxy for ``request``'s host."""
+    return servers.for_host(settings.backends, request.authority or request.host)
 
 
 def _divergences(
@@ -347,7 +354,7 @@ def _refused(
     action = "audited" if settings.mode == "audit" else "rejected"
     return Outcome(
         action, target, host, None, (), 0, frozenset(), target.findings, str(error), error.rule,
-        protected=settings.backends,
+        protected=_protected(request, settings),  # the servers for its host, as decide
     )  # fmt: skip
 
 
@@ -385,14 +392,65 @@ def signed(request: Request) -> bool:
     return detect_signature(names, request.authorization) is not None
 
 
-def examine(request: Request, settings: Settings) -> Outcome | None:
-    """The whole decision for a request read from a recording: None for a CONNECT, which
-    carries no request-target to check (authority-form: the proxy's own to handle)."""
+def examine(
+    request: Request,
+    settings: Settings,
+    target: Checked | None = None,
+    *,
+    destination: str | None = None,
+) -> Outcome | None:
+    """The whole decision for one request, the proxy's and ``urlsan audit``'s alike: None for a
+    CONNECT, which carries no request-target to check (authority-form: the proxy's own to
+    handle).  ``target``: the request-target as a worker process checked it already (`job`);
+    ``destination``: where the request went when it has no Host header (a proxy knows it, a
+    recording may not)."""
     if request.method == "CONNECT":
         return None
     if len(request.target) > settings.max_target:
         return oversize(request, settings)
-    return decide(request, settings, check(request.target, settings.targets, request.host))
+    if target is None:
+        target = check(request.target, settings.targets, request.host or destination)
+        # Most requests, at their own cost: what `decide` would say of them, without its work.
+        if untouched(target, settings, request.scheme, request.host, request.authority):
+            return _new(
+                Outcome,
+                (
+                    "unchanged",
+                    target,
+                    None,
+                    None,
+                    target.edits,
+                    target.edits_total,
+                    target.rules,
+                    target.findings,
+                    "",
+                    "",
+                    (),
+                    _protected(request, settings) if settings.backends else (),
+                ),
+            )
+    return decide(request, settings, target)
+
+
+def checks_target(request: Request, settings: Settings) -> bool:
+    """Whether `examine` checks ``request``'s target: not for a CONNECT, nor past
+    ``max_target``.  A proxy checks a long one in a worker process instead (`job`) and hands
+    the answer to `examine`."""
+    return len(request.target) <= settings.max_target and request.method != "CONNECT"
+
+
+def job(request: Request, settings: Settings, destination: str | None = None) -> partial[Checked]:
+    """The check of a long request-target (`checks_target`), as a call for a worker process: its
+    arguments pickle, and its answer holds the first `MAX_TEXT` characters of each text and the
+    canonical target as wire-safe bytes, so that no megabyte crosses back.  ``destination`` as
+    for `examine`."""
+    return partial(
+        check,
+        request.target,
+        settings.targets,
+        request.host or destination,
+        limit=MAX_TEXT + 1,
+    )
 
 
 def record(

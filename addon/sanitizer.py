@@ -36,7 +36,6 @@ from mitmproxy import command, ctx, exceptions, flowfilter, http
 from .._about import warn_if_no_twin
 from ..audit import record as audit_record
 from ..audit.log import AuditLog
-from ..audit.record import MAX_TEXT
 from ..audit.redact import DEFAULT_REDACT, Redactor
 from ..core import Finding, Policy, backends
 from . import decision
@@ -280,61 +279,29 @@ class UrlSanitizer:
         """Check the request-target.  Inline for ordinary targets; for one longer than
         urlsan_max_inline, a coroutine that mitmproxy awaits (it awaits whatever a hook returns)
         while the work is done in a worker process.  What the request becomes is
-        `urlsan.addon.decision`'s to say; this applies it to the flow.
+        `urlsan.addon.decision`'s to say, asked once (`decision.examine`); this applies it to
+        the flow.
         """
         if flow.response or flow.error or not flow.live:
             return None
-        request = flow.request
-        if request.data.method == b"CONNECT":
-            return None  # authority-form: mitmproxy's own http_connect handling
         settings = self.settings
         if settings.filter and not settings.filter(flow):
             return None
-        raw = request.data.path
-        if len(raw) > settings.max_inline:
-            if len(raw) > settings.decision.max_target:
-                self._handle_oversize(flow, settings)  # never canonicalized: nothing to wait for
-                return None
-            return self._check_long(flow, settings)
-        host_header = _host_header(request)
         try:
-            target = decision.check(raw, settings.decision.targets, host_header or request.host)
+            asked = _request(flow.request)
+            # Longer than the event loop takes: to a worker, if the decision checks it at all.
+            if len(asked.target) > settings.max_inline and decision.checks_target(
+                asked, settings.decision
+            ):
+                return self._check_long(flow, settings, asked)
         except Exception:
             self._failed(flow, settings)
             return None
-        if not self._unchanged(flow, settings, target, host_header):
-            self._handle(flow, settings, target, host_header)
+        self._decide(flow, settings, asked)
         return None
 
-    def _unchanged(
-        self, flow: http.HTTPFlow, settings: Settings, target: Checked, host_header: str | None
-    ) -> bool:
-        """Most requests, at their own cost (`decision.untouched`): nothing to change, nothing
-        found.  False for any other request, which `_handle` then decides."""
-        request = flow.request
-        authority = request.data.authority and not (request.is_http2 or request.is_http3)
-        if not decision.untouched(
-            target,
-            settings.decision,
-            request.scheme,
-            host_header,
-            request.authority if authority else None,
-        ):
-            return False
-        flow.metadata["urlsan"] = audit_record.unchanged(target.input)
-        self.actions["unchanged"] += 1
-        return True
-
-    async def _check_long(self, flow: http.HTTPFlow, settings: Settings) -> None:
-        raw = flow.request.data.path
-        host_header = _host_header(flow.request)
-        job = functools.partial(
-            decision.check,
-            raw,
-            settings.decision.targets,
-            host_header or flow.request.host,
-            limit=MAX_TEXT + 1,
-        )
+    async def _check_long(self, flow: http.HTTPFlow, settings: Settings, asked: Request) -> None:
+        job = decision.job(asked, settings.decision, flow.request.host)
         try:
             target = await asyncio.get_running_loop().run_in_executor(self._pool(), job)
         except Exception as e:
@@ -344,7 +311,7 @@ class UrlSanitizer:
             return
         if flow.response or flow.error or not flow.live:
             return  # the client went away, or the flow was killed, while we waited
-        self._handle(flow, settings, target, host_header)
+        self._decide(flow, settings, asked, target)
 
     def _pool(self) -> ProcessPoolExecutor:
         if self._workers is None:
@@ -355,31 +322,44 @@ class UrlSanitizer:
             self._workers = ProcessPoolExecutor(1, mp_context=context, initializer=lower_priority)
         return self._workers
 
-    def _handle(
-        self, flow: http.HTTPFlow, settings: Settings, target: Checked, host_header: str | None
+    def _decide(
+        self,
+        flow: http.HTTPFlow,
+        settings: Settings,
+        asked: Request,
+        target: Checked | None = None,
     ) -> None:
-        request = flow.request
-        saved = (request.data.path, request.data.authority, request.data.headers.fields)
+        """Ask the decision what ``asked`` becomes (``target``: a worker's check of its
+        target) and apply the outcome to the flow."""
         try:
-            asked = _request(request, host_header)
-            outcome = decision.decide(asked, settings.decision, target)
+            outcome = decision.examine(
+                asked, settings.decision, target, destination=flow.request.host
+            )
+            if outcome is None or self._unchanged(flow, outcome):
+                return  # None: a CONNECT, mitmproxy's own http_connect handling
+        except Exception:
+            self._failed(flow, settings)
+            return
+        data = flow.request.data
+        saved = (data.path, data.authority, data.headers.fields)
+        try:
             self._apply(flow, outcome)
         except Exception:
             # Never drop or corrupt a request because of urlsan: restore what it was.
-            request.data.path, request.data.authority, request.data.headers.fields = saved
+            data.path, data.authority, data.headers.fields = saved
             self._failed(flow, settings)
             return
         self._done_with(flow, outcome, asked)
 
-    def _handle_oversize(self, flow: http.HTTPFlow, settings: Settings) -> None:
-        try:
-            asked = _request(flow.request, _host_header(flow.request))
-            outcome = decision.oversize(asked, settings.decision)
-            self._apply(flow, outcome)
-        except Exception:
-            self._failed(flow, settings)
-            return
-        self._done_with(flow, outcome, asked)
+    def _unchanged(self, flow: http.HTTPFlow, outcome: Outcome) -> bool:
+        """Most requests, at their own cost: nothing to change, nothing found, so nothing to
+        apply or record but their facts and their count.  False for any other outcome, which
+        `_apply` and `_done_with` then apply (to the same effect on these)."""
+        if outcome.action != "unchanged" or outcome.findings:
+            return False
+        flow.metadata["urlsan"] = outcome.facts
+        self.actions["unchanged"] += 1
+        return True
 
     def _failed(self, flow: http.HTTPFlow, settings: Settings) -> None:
         """An unexpected error (a bug): the request passes as it came, or 400 in reject mode.
@@ -595,39 +575,49 @@ def _wire(target: Checked) -> bytes:
     return data
 
 
-def _request(request: http.Request, host_header: str | None) -> Request:
+def _request(request: http.Request) -> Request:
     """The request as `urlsan.addon.decision` reads it, as it came (the client's address and
-    the response's status are the record's to add).  ``authority`` is an HTTP/1 absolute-form
-    request's (HTTP/2's :authority is its Host header, ``host_header``)."""
-    authority = None
-    if request.data.authority and not (request.is_http2 or request.is_http3):
-        authority = request.authority
-    authorization = None
-    for name, value in request.data.headers.fields:  # faster than the case-insensitive get()
-        if len(name) == 13 and name.lower() == b"authorization":
-            authorization = value.decode("latin-1")
-    return Request(
-        None,
-        "",
-        request.method,
-        request.scheme,
-        host_header,
-        request.data.path,
-        request.http_version,
-        "",
-        authorization,
-        authority,
+    the response's status are the record's to add).  ``host`` is its Host header (HTTP/2's
+    :authority); ``authority`` an HTTP/1 absolute-form request's.  One pass over the headers,
+    without the case-insensitive multidict lookups (hot path)."""
+    data = request.data
+    host = authority = authorization = None
+    version = data.http_version
+    if data.authority:
+        if version in _HTTP2_OR_3:  # its :authority is its Host header
+            host = request.authority
+        else:
+            authority = request.authority
+    seen_host = host is not None
+    for name, value in data.headers.fields:
+        size = len(name)
+        if size == 4 and not seen_host and name.lower() == b"host":
+            host = value.decode("utf-8", "surrogateescape")  # the first Host header
+            seen_host = True
+        elif size == 13 and name.lower() == b"authorization":
+            authorization = value.decode("latin-1")  # the last Authorization header
+    # mitmproxy's Request.method, .scheme and .http_version, read without their properties;
+    # tuple.__new__: a NamedTuple's own __new__ is a Python frame, on every request.
+    return _new(
+        Request,
+        (
+            None,
+            "",
+            data.method.decode("utf-8", "surrogateescape").upper(),
+            data.scheme.decode("utf-8", "surrogateescape"),
+            host,
+            data.path,
+            version.decode("utf-8", "surrogateescape"),
+            "",
+            authorization,
+            authority,
+            None,
+        ),
     )
 
 
-def _host_header(request: http.Request) -> str | None:
-    """``request.host_header``, without the case-insensitive multidict lookup (hot path)."""
-    if request.data.authority and (request.is_http2 or request.is_http3):
-        return request.authority
-    for name, value in request.data.headers.fields:
-        if len(name) == 4 and name.lower() == b"host":
-            return value.decode("utf-8", "surrogateescape")
-    return None
+_HTTP2_OR_3 = (b"HTTP/2.0", b"HTTP/3")  # mitmproxy's Request.is_http2 and .is_http3
+_new = tuple.__new__
 
 
 def _plain(status: int, text: str) -> http.Response:

@@ -58,23 +58,18 @@ def _check_host(value: str, scheme: str, policy: Policy) -> tuple[str, tuple[Edi
     return value, ()
 
 
-@lru_cache(maxsize=1024)
-def check_host(value: str, scheme: str, policy: Policy) -> tuple[str, tuple[Edit, ...]]:
-    """The canonical form of a Host header or authority and its edits (offsets into ``value``):
-    ``value`` itself when it is not a bare host[:port], or when its canonical form would not be
-    wire-safe.  Cached: a proxy sees the same few hosts over and over.  A strict ``policy``
-    raises `InvalidTarget` (never cached)."""
-    return _check_host(value, scheme, policy)
-
-
 # RFC 1035 §2.3.4: a name is at most 255 octets; with a port, an IP-literal's brackets: a longer
 # Host is no host a cache would see twice, and is not kept in one (a client chooses its length).
 MAX_CACHED_HOST = 255 + len(":65535")
 
 
 def host_check(policy: Policy) -> HostCheck:
-    """`check_host` for one ``policy``, with a cache of its own: the proxy's hot path then never
-    hashes the policy (a frozen dataclass hashes every field, on every call)."""
+    """A function of (value, scheme) giving the canonical form of a Host header or authority
+    under ``policy`` and its edits (offsets into ``value``): ``value`` itself when it is not a
+    bare host[:port], or when its canonical form would not be wire-safe.  Cached, with a cache
+    of its own: a proxy sees the same few hosts over and over, and its hot path then never hashes
+    the policy (a frozen dataclass hashes every field, on every call).  A strict ``policy``
+    raises `InvalidTarget` (never cached)."""
     cached = lru_cache(maxsize=1024)(partial(_check_host, policy=policy))
 
     def check(value: str, scheme: str) -> tuple[str, tuple[Edit, ...]]:

@@ -201,8 +201,8 @@ def hook_cpu(targets: list[bytes], mode: str, log: Path | None, repeat: int = 5)
 # no-op), measured on the same flows.  Nested: "log.write" holds the three parts below it.
 HOOK_PARTS: tuple[tuple[str, str, str], ...] = (
     # (part, the variant it is measured from, the variant with the part stubbed out)
-    ("check: Host, core (check_target)", "no handle", "no hook"),
-    ("decide, apply, flow.metadata facts", "no record", "no handle"),
+    ("request, examine: core (check_target), decide", "no apply", "no hook"),
+    ("apply, flow.metadata facts", "no record", "no apply"),
     ("record: counters, fields, dict", "no write", "no record"),
     ("log.write", "full", "no write"),
     ("  redaction", "full", "no redact"),
@@ -221,8 +221,9 @@ def _stub(addon: Any, variant: str) -> Any:
         log.write = lambda record: True
     elif variant == "no record":
         addon._done_with = lambda flow, outcome, asked: None
-    elif variant == "no handle":
-        addon._handle = lambda *args: None
+    elif variant == "no apply":
+        addon._apply = lambda flow, outcome: None
+        addon._done_with = lambda flow, outcome, asked: None
     elif variant == "no redact":
         redactor = log.redactor
         log.redactor = type("Nothing", (), {"record": staticmethod(lambda r: r)})()

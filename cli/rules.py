@@ -1,5 +1,5 @@
 """`urlsan rules`: the rule table, with each rule's RFC section, the profiles it is on in, and
-what it does."""
+what it does; and the same table in Markdown, for docs/rules.md (`markdown_table`)."""
 
 from __future__ import annotations
 
@@ -21,15 +21,19 @@ def add_parser(sub: Any) -> None:
     rules.set_defaults(func=cmd_rules)
 
 
+def _profiles() -> dict[str, frozenset[str]]:
+    return {p: Policy.profile(p).rules for p in PROFILES}
+
+
 def cmd_rules(args: argparse.Namespace) -> int:
-    profiles: dict[str, frozenset[str]] = {p: Policy.profile(p).rules for p in PROFILES}
+    profiles = _profiles()
     rows: list[dict[str, Any]] = [
         {
             "name": rule.name,
             "section": rule.section,
             "lossy": rule.lossy,
             "profiles": [p for p in PROFILES if rule.name in profiles[p]],
-            "summary": rule.summary,
+            "summary": rule.plain,
         }
         for rule in RULES
     ]
@@ -50,3 +54,19 @@ def cmd_rules(args: argparse.Namespace) -> int:
             f"{row['section']:<{sections}}  {row['summary']}"
         )
     return EXIT_OK
+
+
+def markdown_table() -> str:
+    """The rules table of docs/rules.md (tools/doc_tables.py writes it between its marker
+    comments): what ``urlsan rules`` prints, with the summaries' code marks.  A "|" is written
+    as its character reference, which a Markdown table does not take for a cell's end."""
+    profiles = _profiles()
+    lines = [
+        f"| rule | licensed by | {' | '.join(PROFILES)} | lossy | what it does |",
+        "|---" * (len(PROFILES) + 4) + "|",
+    ]
+    for rule in RULES:
+        marks = " | ".join("on" if rule.name in profiles[p] else "·" for p in PROFILES)
+        cells = (rule.section, marks, "yes" if rule.lossy else "no", rule.summary)
+        lines.append(f"| `{rule.name}` | " + " | ".join(cells).replace("`|`", "`&#124;`") + " |")
+    return "\n".join(lines) + "\n"

@@ -21,6 +21,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from .pipeline import twin_disagreements
 from .result import Result
 
 Twin = Callable[[str, int, str], Result | None]
@@ -52,5 +53,12 @@ if not os.environ.get("URLSAN_NO_EXTENSIONS"):
         ascii_url = _speedups.ASCII_URL
         path = _speedups.__file__
         _flags = _speedups.FLAGS
+        # The twin's switches are the rule declarations' (`Rule.twin`): a rule added or changed
+        # on one side only must not run under the other side's idea of it.
+        _wrong = twin_disagreements(_flags)
+        if _wrong:
+            raise RuntimeError(
+                f"urlsan.core._speedups disagrees with pipeline.RULES: {'; '.join(_wrong)}"
+            )
         _unreserved_2396 = _speedups.UNRESERVED_2396
         _strict = _speedups.STRICT

@@ -755,6 +755,12 @@ _NEEDS: dict[tuple[str, str, str], str | Callable[[str], object]] = {
 # Steps that run whatever the policy: their findings are reported even with the rule off.
 _ALWAYS = frozenset({("host", "numeric-host", "")})
 
+# The tables above are keyed by `pipeline.PIPELINE`'s steps: a handler for each, and no key
+# that names no step (a step renamed in the declaration, its handler forgotten here).
+_STEP_KEYS = frozenset((s.component, s.name, s.when) for s in PIPELINE)
+if set(_HANDLERS) != _STEP_KEYS or not set(_NEEDS) | _ALWAYS <= _STEP_KEYS:
+    raise AssertionError("driver's step tables and pipeline.PIPELINE name different steps")
+
 
 def _runs(step: Step, on: frozenset[str]) -> bool:
     key = (step.component, step.name, step.when)

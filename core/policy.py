@@ -1,7 +1,8 @@
 """The immutable `Policy`: which rules run (by named profile) and which parameters they drop.
 
 A pure value: nothing derived from it is stored on it.  What the accelerated path needs for a
-policy is derived and cached in `canonical.py`; the rules and their order are `pipeline.py`'s.
+policy is derived and cached in `canonical.py`; the rules, their order and what the profiles
+switch on are declared in `pipeline.py`.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from . import params
-from .pipeline import RULES, Rule
+from .pipeline import RULES, TWIN_AFTER, Rule
 
 __all__ = ["RULES", "Policy", "Rule"]
 
@@ -19,14 +20,12 @@ RULE_NAMES: tuple[str, ...] = tuple(r.name for r in RULES)
 RULES_BY_NAME: dict[str, Rule] = {r.name: r for r in RULES}
 
 # Repairs without which the output would not be a valid URI-reference (RFC 3986 Appendix A).
-REQUIRED_RULES = frozenset(
-    {"encode-stray-percent", "encode-unsafe", "encode-non-ascii", "dot-prefix"}
-)
+REQUIRED_RULES = frozenset(r.name for r in RULES if r.required)
 
 _MEANING_KEPT = frozenset(r.name for r in RULES if not r.lossy)
 
 # The rules on a query's parameters: driver.query_rules_after runs them after the compiled twin.
-QUERY_RULES = frozenset({"drop-params", "sort-query", "drop-empty-query"})
+QUERY_RULES = frozenset(r.name for r in RULES if r.twin == TWIN_AFTER)
 
 # What drop-params drops unless told otherwise: tracking parameters and session IDs, each with
 # its source in params.DEFAULT_PARAMS.
@@ -36,16 +35,8 @@ PROFILES: dict[str, frozenset[str]] = {
     "rfc3986": _MEANING_KEPT,
     # RFC 2396 §2.3 counts "!*'()" as unreserved: same rules, wider decode table.
     "rfc2396": _MEANING_KEPT,
+    "crawler": _MEANING_KEPT | {r.name for r in RULES if r.crawler},
     "strict": _MEANING_KEPT,
-    "crawler": _MEANING_KEPT
-    | {
-        "strip-fragment",
-        "strip-host-dot",
-        "numeric-host",
-        "drop-params",
-        "sort-query",
-        "drop-empty-query",
-    },
 }
 
 DEFAULT_PORTS: dict[str, str] = {"http": "80", "https": "443", "ws": "80", "wss": "443"}

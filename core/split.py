@@ -11,11 +11,10 @@ Recognizes the request-target forms of RFC 9112 §3.2 as well as relative refere
 from __future__ import annotations
 
 import re
-from typing import Literal, NamedTuple
+from typing import NamedTuple
 
 from .charsets import SCHEME
 
-Form = Literal["auto", "origin", "absolute", "authority", "asterisk", "reference"]
 FORMS: tuple[str, ...] = ("auto", "origin", "absolute", "authority", "asterisk", "reference")
 
 # RFC 3986 Appendix B, with the scheme held to §3.1's grammar so that "1a:b" or "[::1]:80" is not

@@ -155,8 +155,11 @@ def _calls(path: Path, module: str) -> set[str]:
 def test_the_proxy_and_urlsan_audit_decide_in_one_place() -> None:
     addon = _calls(ROOT / "addon" / "sanitizer.py", "decision")
     audit = _calls(ROOT / "cli" / "audit.py", "decision")
-    assert {"settings", "check", "decide", "oversize", "record"} <= addon
-    assert {"settings", "examine", "record"} <= audit  # examine: check, oversize or decide
+    # Both ask `examine` (which checks, answers oversize or decides) and apply what it says:
+    # the addon repeats none of its steps.
+    assert {"settings", "examine", "record"} <= audit
+    assert {"settings", "examine", "record"} <= addon
+    assert not addon & {"check", "decide", "oversize", "untouched"}
     # The defaults the decision holds are written nowhere else.
     for folder in ("addon", "cli", "audit"):
         for path in sorted((ROOT / folder).glob("*.py")):
@@ -175,6 +178,45 @@ def test_no_function_is_over_complexity_20() -> None:
                 if block.complexity > 20:
                     over.append(f"{folder}/{path.name}: {block.fullname} {block.complexity}")
     assert not over
+
+
+def test_the_tables_derived_from_the_rule_declarations_equal_them() -> None:
+    """Each rule is declared once (core/pipeline.py); every table made from it says the same."""
+    from urlsan.core import driver, pipeline, policy
+
+    rules = pipeline.RULES
+    steps = {(s.component, s.name, s.when) for s in pipeline.PIPELINE}
+    assert set(driver._HANDLERS) == steps  # a handler per step, none idle
+    assert set(driver._NEEDS) | driver._ALWAYS <= steps
+    assert tuple(r.name for r in rules) == policy.RULE_NAMES
+    assert {r.name for r in rules if r.required} == policy.REQUIRED_RULES
+    assert {r.name for r in rules if r.twin == pipeline.TWIN_AFTER} == policy.QUERY_RULES
+    for name, on in policy.PROFILES.items():
+        expected = {r.name for r in rules if not r.lossy or (name == "crawler" and r.crawler)}
+        assert on == expected, name
+    assert all(r.twin in pipeline.TWIN_KINDS for r in rules)
+    # docs/rules.md's rules table: written by tools/doc_tables.py, which
+    # tests/cli/test_doc_tables.py holds to what it writes; here, that it writes every rule.
+    from urlsan.cli.rules import markdown_table
+
+    rows = [line for line in markdown_table().splitlines() if line.startswith("| `")]
+    assert [row.split("`")[1] for row in rows] == [r.name for r in rules]
+
+
+def test_urlsan_rules_prints_the_declarations() -> None:
+    import json
+
+    from urlsan.core.pipeline import RULES
+
+    out = subprocess.run(
+        [sys.executable, "-m", "urlsan", "rules", "--json"],
+        capture_output=True,
+        check=True,
+        text=True,
+    ).stdout
+    rows = json.loads(out)
+    said = [(r["name"], r["section"], r["lossy"], r["summary"]) for r in rows]
+    assert said == [(r.name, r.section, r.lossy, r.plain) for r in RULES]
 
 
 def _module_names() -> dict[str, Path]:

@@ -17,7 +17,7 @@ FINDINGS_PAGE = (ROOT / "docs" / "findings.md").read_text(encoding="utf-8")
 
 
 def rule_rows() -> dict[str, list[str]]:
-    table = RULES_PAGE.split("<!-- rules-table -->")[1].split("<!-- /rules-table -->")[0]
+    table = RULES_PAGE.split("<!-- generated: rules ")[1].split("<!-- end: rules -->")[0]
     rows = {}
     for line in table.splitlines():
         m = re.match(r"\| `([a-z0-9-]+)` \|", line)

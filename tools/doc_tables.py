@@ -4,7 +4,8 @@ comments (``<!-- generated: NAME -->`` ... ``<!-- end: NAME -->``):
     python tools/doc_tables.py          # rewrite them
     python tools/doc_tables.py --check  # exit 1, naming the files, if one differs
 
-tests/cli/test_doc_tables.py runs the check, so a new option is documented when it is declared.
+tests/cli/test_doc_tables.py runs the check, so a new option or rule is documented when it is
+declared.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from urlsan.addon.options import AUDIT, CANON, flags_table, proxy_table
 from urlsan.cli.proxy import DEFAULT_LOG
+from urlsan.cli.rules import markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -29,6 +31,7 @@ BLOCKS: dict[tuple[str, str], Callable[[], str]] = {
     ("docs/proxy.md", "proxy-options"): lambda: proxy_table(defaults=_LOG_DOCS),
     ("docs/cli.md", "audit-options"): lambda: flags_table(AUDIT),
     ("docs/cli.md", "canon-options"): lambda: flags_table(CANON),
+    ("docs/rules.md", "rules"): markdown_table,  # from the rule declarations, core/pipeline.py
 }
 
 

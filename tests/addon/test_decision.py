@@ -12,8 +12,8 @@ from mitmproxy import http
 from mitmproxy.io import FlowWriter
 from mitmproxy.test import taddons, tflow, tutils
 
-from urlsan.addon import UrlSanitizer
-from urlsan.addon.decision import MAX_TARGET, MODES
+from urlsan.addon import UrlSanitizer, decision
+from urlsan.addon.decision import MAX_TARGET, MODES, Request
 from urlsan.cli.main import main as urlsan_main
 from urlsan.core.policy import PROFILES
 
@@ -188,3 +188,95 @@ def test_the_addon_option(tmp_path: Path) -> None:
         assert f.metadata["urlsan"]["backends"][0]["path"] == "/b"
         with pytest.raises(exceptions.OptionsError, match="unknown server 'tomcta'"):
             tctx.configure(addon, urlsan_backends=["tomcta"])
+
+
+def _asked(entry: tuple[bytes, bytes, bytes, bool, bytes, list[tuple[bytes, bytes]]]) -> Request:
+    method, target, host, http2, authority, headers = entry
+    signature = next((v.decode() for k, v in headers if k.lower() == b"authorization"), None)
+    return Request(
+        None,
+        "",
+        method.decode(),
+        "http",
+        host.decode(),
+        target,
+        "HTTP/2.0" if http2 else "HTTP/1.1",
+        "",
+        signature,
+        authority.decode() or None,
+    )
+
+
+def _said(outcome: decision.Outcome | None) -> tuple[object, ...] | None:
+    """What an outcome says, but for the refusal's exception object (a new one per check)."""
+    if outcome is None:
+        return None
+    return (*outcome._replace(target=outcome.target._replace(refused=None)), outcome.facts)
+
+
+@pytest.mark.parametrize("backends", [(), ("tomcat", "nginx@example.com")])
+@pytest.mark.parametrize("profile", sorted(PROFILES))
+@pytest.mark.parametrize("mode", MODES)
+def test_examine_says_what_decide_says(mode: str, profile: str, backends: tuple[str, ...]) -> None:
+    """`examine` answers most requests without `decide` (the target and Host are canonical,
+    nothing found): the same outcome `decide` gives them, and for every other request its own."""
+    settings = decision.settings(mode, profile, backends=backends)
+    quick = 0
+    for entry in CORPUS:
+        request = _asked(entry)
+        if len(request.target) > settings.max_target:
+            continue
+        target = decision.check(request.target, settings.targets, request.host)
+        outcome = decision.examine(request, settings)
+        assert _said(outcome) == _said(decision.decide(request, settings, target))
+        quick += decision.untouched(target, settings, "http", request.host, request.authority)
+    assert quick >= 2  # the clean requests of the corpus took the quick way
+
+
+def test_examine_with_a_workers_check() -> None:
+    """A target checked in a worker process (`job`) is decided on that check, never again."""
+    settings = decision.settings("rewrite")
+    request = _asked((b"GET", b"/a/./b?%7e", b"Example.com", False, b"", []))
+    assert decision.checks_target(request, settings)
+    target = decision.job(request, settings)()
+    assert target.wire == b"/a/b?~"
+    outcome = decision.examine(request, settings, target)
+    assert outcome is not None and outcome.action == "rewritten"
+    assert outcome.host == "example.com" and outcome.target is target
+
+
+@pytest.mark.parametrize(
+    ("method", "size", "checked"),
+    [
+        ("GET", MAX_TARGET, True),
+        ("GET", MAX_TARGET + 1, False),  # oversize: never checked at all
+        ("CONNECT", 100, False),  # no request-target to check
+    ],
+)
+def test_checks_target(method: str, size: int, checked: bool) -> None:
+    request = _asked((method.encode(), b"/" + b"a" * (size - 1), b"h", False, b"", []))
+    assert decision.checks_target(request, decision.settings()) is checked
+    outcome = decision.examine(request, decision.settings())
+    assert (outcome is not None and outcome.target.url != "") is checked
+
+
+def test_the_addon_asks_the_decision_once_per_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One `examine` per request, CONNECT included (which it answers None: left alone)."""
+    asked: list[Request] = []
+    examine = decision.examine
+
+    def counted(request: Request, *args: Any, **kwargs: Any) -> decision.Outcome | None:
+        asked.append(request)
+        return examine(request, *args, **kwargs)
+
+    monkeypatch.setattr(decision, "examine", counted)
+    addon = UrlSanitizer()
+    with taddons.context(addon) as tctx:
+        tctx.configure(addon, urlsan_max_inline=MAX_TARGET)
+        for entry in CORPUS:
+            assert addon.requestheaders(_flow(*entry)) is None
+        connect = tflow.tflow(req=tutils.treq(method=b"CONNECT", path=b"", authority=b"h:443"))
+        assert addon.requestheaders(connect) is None
+        assert "urlsan" not in connect.metadata and connect.response is None
+    assert [r.target for r in asked] == [entry[1] for entry in CORPUS] + [b""]
+    assert addon.errors == 0 and sum(addon.actions.values()) == len(CORPUS)

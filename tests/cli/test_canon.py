@@ -20,7 +20,7 @@ from urlsan.cli.status import (
     EXIT_USAGE,
     EXIT_WRITE_ERROR,
 )
-from urlsan.core import Policy, canonicalize
+from urlsan.core import canonicalize
 
 MESSY = "HTTP://Example.COM:80/%7euser/./a/../b"
 CLEAN = "http://example.com/~user/b"
@@ -299,7 +299,6 @@ def test_check_json_offenders_carry_their_line(urlsan: RunUrlsan) -> None:
     assert [(o["line"], o["duplicate_of"]) for o in map(json.loads, dup.lines)] == [(2, 1)]
 
 
-@pytest.mark.skipif(not hasattr(Policy, "with_params"), reason="Policy.with_params not in core yet")
 def test_parameter_options(urlsan: RunUrlsan) -> None:
     url = "http://example.com/?utm_source=x&ref=1&src=2&id=3"
     r = urlsan("canon", "--drop-params", "utm_*", "--drop-params", "example.com:ref,src", url)

@@ -204,3 +204,16 @@ def test_character_rules_honour_their_switch(spec: str, url: str) -> None:
     policy = Policy().with_rules(spec)
     assert canonicalize("/%7e%2f", policy).url == url
     assert canonicalize(url, policy).edits == ()  # and the result is canonical for that policy
+
+
+# The repairs without which an output is no URI-reference (docs/rules.md, Profiles).
+REPAIRS = ("encode-stray-percent", "encode-unsafe", "encode-non-ascii", "dot-prefix")
+
+
+@pytest.mark.parametrize("rule", REPAIRS)
+def test_a_required_repair_cannot_be_switched_off(rule: str) -> None:
+    """No profile drops a repair, and switching one off is refused, naming it."""
+    assert rule in REQUIRED_RULES
+    assert all(rule in on for on in PROFILES.values())
+    with pytest.raises(ValueError, match=f"{rule} cannot be switched off"):
+        Policy().with_rules(f"-{rule}")

@@ -10,14 +10,17 @@ import ipaddress
 import itertools
 import json
 import string
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from urlsan.core import InvalidTarget, Policy, canonicalize, rules
-from urlsan.core.result import FOLD_AFTER
+from urlsan.core import RULES, InvalidTarget, Policy, Result, canonicalize, rules
+from urlsan.core.driver import canonicalize_python
+from urlsan.core.pipeline import Example
+from urlsan.core.result import FOLD_AFTER, rule_names
 
 UNRESERVED = set(string.ascii_letters + string.digits + "-._~")  # §2.3
 SUB_DELIMS = set("!$&'()*+,;=")  # §2.2
@@ -659,3 +662,38 @@ def test_ipv6_address_short_strings_exhaustively() -> None:
         for chars in itertools.product("0a:.", repeat=length):
             text = "".join(chars)
             assert (rules.ip_literal(f"[{text}]") is not None) == _ipaddress_takes(text), text
+
+
+# --- Every rule's declared examples (core/pipeline.py), through `canonicalize` (the compiled
+#     twin where it serves) and the reference driver, under the default profile with the rule on.
+
+EXAMPLES = [
+    pytest.param(rule.name, example, id=f"{rule.name}:{example.target}")
+    for rule in RULES
+    for example in rule.examples
+]
+
+
+@pytest.mark.parametrize(
+    "canon", [canonicalize, canonicalize_python], ids=["canonicalize", "reference"]
+)
+@pytest.mark.parametrize(("rule", "example"), EXAMPLES)
+def test_every_rule_does_what_its_examples_say(
+    canon: Callable[..., Result], rule: str, example: Example
+) -> None:
+    policy = Policy().with_rules(f"+{rule}")
+    if example.canonical is None:  # the rule refuses it
+        with pytest.raises(InvalidTarget) as refused:
+            canon(example.target, policy)
+        assert refused.value.rule == rule
+        return
+    result = canon(example.target, policy)
+    assert result.url == example.canonical
+    fired = {name for edit in result.edits for name in rule_names(edit.rule)}
+    # The rule made the change, or (an example of what it leaves alone) made none.
+    assert (rule in fired) == (example.canonical != example.target), result.edits
+
+
+def test_every_rule_has_an_example_of_its_work() -> None:
+    for rule in RULES:
+        assert any(e.canonical != e.target for e in rule.examples), rule.name
