@@ -21,7 +21,7 @@ PIP := $(PY) -m pip
 VENV_ARGS :=
 endif
 
-.PHONY: install test check lint typecheck pytest pytest-slow pytest-pure run docs dist bench bench-proxy check-all clean
+.PHONY: guard install test check lint typecheck pytest pytest-slow pytest-pure run docs dist bench bench-proxy check-all clean
 
 # The compiled twin and the column loop: a change rebuilds them.
 C_SOURCES := core/_speedups.c core/_columns.c core/_twin.h
@@ -63,6 +63,11 @@ check: pytest-slow
 # where no C compiler was found.
 pytest-pure: $(STAMP)
 	URLSAN_NO_EXTENSIONS=1 $(PY) -m pytest tests/core tests/cli $(PYTEST_ARGS)
+
+# Instructions per URL under callgrind against bench/guard.json (docs/development.md): exits 1
+# when a measure grew more than 10% over its baseline.
+guard: $(STAMP)
+	$(PY) bench/guard.py
 
 # Start the sanitizing proxy on 127.0.0.1:8080 with an audit log.
 run: $(RUN_STAMP)

@@ -24,6 +24,7 @@ SLOW = (
     "tests/integrations/test_docs_crawling.py",  # Crawling's snippets, Spark and Dask included
     "tests/cli/test_proxy_launcher.py::test_help_is_exit_0_in_a_real_process",  # mitmdump starts
     "tests/docs/test_site.py::test_wide_tables_fit_at_1280_pixels",  # Chromium
+    "tests/test_guard.py",  # bench/guard.py under callgrind
 )
 
 
