@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import json
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import IO, Any
@@ -35,7 +36,9 @@ __all__ = [
     "LINE_FORMATS",
     "auditor",
     "auditor_of",
+    "block_records",
     "exemplar",
+    "fields_of",
     "file_records",
     "format_of",
     "line_records",
@@ -123,13 +126,18 @@ def line_records(
     """The audit-log lines of a batch of lines of an access log (or a CDXJ index: ``fmt``), in
     order: the batch is read as the part of the file it is.  A line may keep its line end (Dask's
     ``read_text``) or not (Spark's ``read.text``); None is no line."""
-    fmt = format_of(fmt, lines=True)
-    data = b"".join(
+    block = b"".join(
         (line.encode("utf-8", "surrogateescape") if isinstance(line, str) else line) + b"\n"
         for line in lines
         if line is not None
     )
-    return _records(io.BufferedReader(io.BytesIO(data)), fmt, "<lines>", checker)
+    return block_records(block, checker, fmt)
+
+
+def block_records(block: bytes, checker: Auditor, fmt: str = "access-log") -> list[str]:
+    """`line_records` of a batch of lines given joined, each ending in a line end."""
+    fmt = format_of(fmt, lines=True)
+    return _records(io.BufferedReader(io.BytesIO(block)), fmt, "<lines>", checker)
 
 
 def file_records(
@@ -139,7 +147,7 @@ def file_records(
     a WARC file, a HAR file, an access log, ... (gzip or not), its format found from its first
     bytes as ``urlsan audit`` finds it unless ``fmt`` names it.  Raises `ValueError` for a file
     in no format ``urlsan audit`` reads, as ``urlsan audit`` refuses it."""
-    raw = io.BytesIO(content) if isinstance(content, bytes | bytearray | memoryview) else content
+    raw = io.BytesIO(content) if isinstance(content, bytes) else content
     stream = sources.open_stream(raw)
     try:
         found = sources.detect(stream) if fmt == "auto" else fmt
@@ -151,6 +159,23 @@ def file_records(
         return _records(stream, found, name, checker)
     finally:
         stream.close()
+
+
+def fields_of(line: str) -> dict[str, Any]:
+    """The record of an audit-log ``line`` as a frame's columns hold it: text that is UTF-8,
+    so a byte that is not (the line's "\\udcXX" escape) reads "?", as it does in Spark's."""
+    rec: dict[str, Any] = json.loads(line)
+    return _utf8(rec) if "\\udc" in line else rec
+
+
+def _utf8(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.encode("utf-8", "replace").decode("utf-8")
+    if isinstance(value, list):
+        return [_utf8(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _utf8(v) for k, v in value.items()}
+    return value
 
 
 def exemplar() -> dict[str, Any]:

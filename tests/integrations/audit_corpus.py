@@ -13,6 +13,7 @@ import gzip
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 from urlsan.cli.main import main
 
@@ -106,3 +107,12 @@ def urlsan_audit(tmp: Path, paths: list[Path], *options: str) -> list[bytes]:
     status = main(["audit", "-q", "-o", str(out), *options, *map(str, paths)])
     assert status in (0, 3)  # 3: the line that is no log line is counted
     return out.read_bytes().splitlines()
+
+
+def without_nulls(value: Any) -> Any:
+    """A column's value as the record writes it: a struct's null fields are fields it lacks."""
+    if isinstance(value, dict):
+        return {k: without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [without_nulls(v) for v in value]
+    return value

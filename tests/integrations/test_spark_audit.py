@@ -27,7 +27,12 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, DataType, StructType
 
-from tests.integrations.audit_corpus import ACCESS_LINES, urlsan_audit, write_files
+from tests.integrations.audit_corpus import (
+    ACCESS_LINES,
+    urlsan_audit,
+    without_nulls,
+    write_files,
+)
 from urlsan import _audit_frames
 from urlsan.audit.report import Summary
 from urlsan.cli.main import main
@@ -82,17 +87,8 @@ def test_columns_are_the_record(spark: SparkSession, tmp_path: Path) -> None:
         # which a column of text cannot hold: the line keeps its "\udcXX" escape).
         for key, value in written.items():
             if "\\udc" not in json.dumps(value):
-                assert _without_nulls(columns[key]) == value, key
+                assert without_nulls(columns[key]) == value, key
         assert all(columns[k] is None for k in columns.keys() - written.keys() - {"line"})
-
-
-def _without_nulls(value: Any) -> Any:
-    """A column's value as the record writes it: a struct's null fields are fields it lacks."""
-    if isinstance(value, dict):
-        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [_without_nulls(v) for v in value]
-    return value
 
 
 def test_schema_holds_every_record_urlsan_audit_writes(tmp_path: Path) -> None:
