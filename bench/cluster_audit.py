@@ -2,7 +2,7 @@
 job costs with a Python UDF that does nothing, plus what ``urlsan audit`` spends on the same
 lines in one process.
 
-    .venv/bin/python bench/cluster_audit.py [--repeat 2] [--rounds 3]
+    .venv/bin/python bench/cluster_audit.py [--repeat 2] [--rounds 3] [--profile rfc3986]
 
 The access log: one combined-format line per URL of ada-kasztp.txt and ada-userbait.txt
 (ada-url/url-various-datasets, ~59k real URLs, see ../shared/data/SOURCES.md; the target is the
@@ -69,12 +69,12 @@ def timed(run: Callable[[], object], clock: Callable[[], float], rounds: int) ->
     return best
 
 
-def one_process(log: Path, rounds: int) -> float:
+def one_process(log: Path, rounds: int, profile: str) -> float:
     from urlsan.cli.main import main
 
     def run() -> None:
         with open(os.devnull, "w") as sink, contextlib.redirect_stderr(sink):
-            main(["audit", "-q", "--no-progress", "-o", os.devnull, str(log)])
+            main(["audit", "-q", "--no-progress", "--profile", profile, "-o", os.devnull, str(log)])
 
     return timed(run, time.process_time, rounds)
 
@@ -89,7 +89,7 @@ def _nothing(batches: Iterable[Any]) -> Iterable[Any]:
         yield pa.RecordBatch.from_arrays([pa.array([], pa.string())], ["line"])
 
 
-def on_spark(log: Path, rounds: int, partitions: int) -> tuple[float, float, int]:
+def on_spark(log: Path, rounds: int, partitions: int, profile: str) -> tuple[float, float, int]:
     """(the do-nothing job's CPU seconds, urlsan.spark.audit's, its records)."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -117,11 +117,11 @@ def on_spark(log: Path, rounds: int, partitions: int) -> tuple[float, float, int
             out.select("r.*", "line").write.format("noop").mode("overwrite").save()
 
         def audited() -> None:
-            audit(lines).write.format("noop").mode("overwrite").save()
+            audit(lines, profile=profile).write.format("noop").mode("overwrite").save()
 
         floor = timed(nothing, cpu_seconds, rounds)
         job = timed(audited, cpu_seconds, rounds)
-        records = audit(lines).count()
+        records = audit(lines, profile=profile).count()
     finally:
         spark.stop()
     return floor, job, records
@@ -133,15 +133,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=2, help="repeat the corpus (default: 2)")
     parser.add_argument("--rounds", type=int, default=3, help="timed rounds; the best counts")
     parser.add_argument("--partitions", type=int, default=4, help="Spark partitions (default: 4)")
+    parser.add_argument("--profile", default="rfc3986", help="urlsan profile (default: rfc3986)")
     args = parser.parse_args(argv)
     urls = load(args.corpus_dir, args.repeat)
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "access.log"
         n = access_log(urls, log)
-        alone = one_process(log, args.rounds)
-        floor, job, records = on_spark(log, args.rounds, args.partitions)
+        alone = one_process(log, args.rounds, args.profile)
+        floor, job, records = on_spark(log, args.rounds, args.partitions, args.profile)
     budget = GOAL * floor + alone
-    print(f"{n:,} access-log lines, {records:,} audit records; CPU seconds, best of {args.rounds}")
+    print(
+        f"{n:,} access-log lines, {records:,} audit records (profile {args.profile}); "
+        f"CPU seconds, best of {args.rounds}"
+    )
     print()
     print("| job | CPU s | µs / line |")
     print("|---|---:|---:|")
