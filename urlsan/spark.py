@@ -282,6 +282,11 @@ def audit(
     the format found from its first bytes unless ``format`` names it.  Records come in input
     order; an unreadable line or entry is left out, as ``urlsan audit`` leaves it out.
 
+    ``records.select("line").write.text(...)`` writes the lines ``urlsan audit -o`` writes;
+    ``records.drop("line").write.json(...)`` JSON Lines that ``urlsan report`` summarizes the
+    same.  The columns hold text as UTF-8: a byte of a target that is not reads "?" there, and
+    keeps its "\\udcXX" escape in ``line``, as in ``urlsan audit``'s record.
+
     The options are ``urlsan audit``'s, as keywords: ``mode`` (default: audit), ``profile``,
     ``rules``, ``signed``, ``backends``, ``redact``, ``drop_params``, ``keep_params``,
     ``max_target``; a bad one raises `ValueError` here, on the driver.

@@ -80,7 +80,10 @@ def test_columns_are_the_record(spark: SparkSession, tmp_path: Path) -> None:
     records = audit(spark.read.text(str(paths["access-log"])), profile="crawler")
     assert records.schema == AUDIT_TYPE
     assert records.columns == [*_audit_frames.FIELDS, "line"]
-    for row in records.collect():
+    rows = records.collect()
+    non_utf8 = [row.before for row in rows if "\\udc" in row.line]
+    assert non_utf8 == ["/café/?/x/../y"]  # the line's "\udcff": "?" in a column of text
+    for row in rows:
         written = json.loads(row.line)
         columns = row.asDict(recursive=True)
         # Every field the line has is a column with its value (bar a byte that is not UTF-8,
