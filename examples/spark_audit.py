@@ -60,22 +60,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--files", action="append", default=[], help="WARC, HAR files: globs")
     parser.add_argument("--parquet", help="also write the records' fields here, as Parquet")
     parser.add_argument("--master", help="Spark master (default: spark-submit's, or local[*])")
-    # urlsan audit's options, as it takes them (urlsan audit --help).
-    parser.add_argument("--mode", default="audit", help="urlsan_mode to record (default: audit)")
-    parser.add_argument("--profile", default="rfc3986", help="rule profile (default: rfc3986)")
-    parser.add_argument("--rules", default="", help="rules on/off: '+merge-slashes'")
-    parser.add_argument("--backends", default="", help="servers to protect: 'nginx,tomcat'")
-    parser.add_argument("--signed", default="skip", help="skip (default) or rewrite")
+    # urlsan audit's options, as it takes them (urlsan audit --help); a flag not given is left
+    # to urlsan.spark.audit, whose defaults are urlsan audit's.
+    parser.add_argument("--mode", help="urlsan_mode to record (default: audit)")
+    parser.add_argument("--profile", help="rule profile (default: rfc3986)")
+    parser.add_argument("--rules", help="rules on/off: '+merge-slashes'")
+    parser.add_argument("--backends", help="servers to protect: 'nginx,tomcat'")
+    parser.add_argument("--signed", help="skip (default) or rewrite")
     parser.add_argument("--redact", help="query parameters to mask (default: urlsan's list)")
     args = parser.parse_args(argv)
-    options = {
-        "mode": args.mode,
-        "profile": args.profile,
-        "rules": args.rules,
-        "backends": args.backends,
-        "signed": args.signed,
-        "redact": args.redact,
-    }
+    names = ("mode", "profile", "rules", "backends", "signed", "redact")
+    options = {k: getattr(args, k) for k in names if getattr(args, k) is not None}
 
     builder = SparkSession.builder.appName("urlsan-audit")
     if args.master:
