@@ -2,7 +2,8 @@
 records ``urlsan audit`` writes for it, which they must equal.
 
 An access log with what an audit looks for (dot segments, escapes of unreserved characters, a
-secret, a signed URL, an escaped slash, a byte that is not UTF-8, a control character, an
+secret, a signed URL, an escaped slash, a byte that is not UTF-8 (escaped as nginx writes it, and
+raw), a control character, an
 absolute-form target, a target longer than ``max_target``), a line that is no log line, a blank
 one; a WARC file and a HAR file of the same exchanges (written with the real warcio).
 """
@@ -37,6 +38,7 @@ ACCESS_LINES: list[bytes] = [
     _line(6, "http://Example.COM:80/abs/./path"),
     _line(7, "/" + "a/./" * 40 + "?q=%7e"),
     _line(8, "/%zz/..%2f..%2fetc/passwd"),
+    _line(9, "/raw/./x").replace(b"raw", b"r\xffw"),  # a raw byte that is not UTF-8
 ]
 ACCESS_LOG = b"\n".join(ACCESS_LINES) + b"\n"
 

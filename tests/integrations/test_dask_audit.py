@@ -63,7 +63,7 @@ def test_lines_and_files_as_urlsan_audit(
     flags = FLAGS if options else []
     paths = write_files(tmp_path)
     # Lines as read_text gives them (with their line ends), cut into several partitions.
-    log = db.read_text(str(paths["access-log"])).repartition(3)
+    log = db.read_text(str(paths["access-log"]), errors="surrogateescape").repartition(3)
     assert log.count().compute() == len(ACCESS_LINES)
     expected = urlsan_audit(tmp_path, [paths["access-log"]], *flags)
     assert len(expected) >= 8
@@ -79,7 +79,9 @@ def test_lines_and_files_as_urlsan_audit(
 
 def test_columns_are_the_record(client: Client, tmp_path: Path) -> None:
     paths = write_files(tmp_path)
-    records = audit(db.read_text(str(paths["access-log"])), profile="crawler").compute()
+    records = audit(
+        db.read_text(str(paths["access-log"]), errors="surrogateescape"), profile="crawler"
+    ).compute()
     assert list(records.columns) == [*_audit_frames.FIELDS, "line"]
     assert records.dtypes.to_dict() == AUDIT_META.dtypes.to_dict()
     non_utf8 = 0
@@ -88,18 +90,18 @@ def test_columns_are_the_record(client: Client, tmp_path: Path) -> None:
         written = json.loads(row["line"])
         if "\\udc" in row["line"]:  # a byte that is not UTF-8: "?" in the columns, as in Spark
             non_utf8 += 1
-            assert row["before"] == "/café/?/x/../y"
+            assert row["before"] in ("/café/?/x/../y", "/r?w/./x")
             lossy = {k for k, v in written.items() if "\\udc" in json.dumps(v)}
             written = {k: v for k, v in written.items() if k not in lossy}
         # Every field the line has is a column with its value; the others are null.
         assert {k: without_nulls(row[k]) for k in written} == written
         assert all(row[k] is None for k in row.keys() - written.keys() - lossy - {"line"})
-    assert non_utf8 == 1
+    assert non_utf8 == 2
 
 
 def test_written_json_lines_are_read_by_urlsan_report(client: Client, tmp_path: Path) -> None:
     paths = write_files(tmp_path)
-    records = audit(db.read_text(str(paths["access-log"])).repartition(2))
+    records = audit(db.read_text(str(paths["access-log"]), errors="surrogateescape").repartition(2))
     # The fields, through pandas' JSON writer, of the records whose text is UTF-8 (a column of
     # text holds no "\\udcXX" escape of a byte that is none: the line does).
     utf8 = records[~records["line"].str.contains("\\udc", regex=False)]
