@@ -114,6 +114,13 @@ def open_source(path: str) -> IO[bytes]:
     cut are read, and the one cut through is the reader's to find incomplete.
     """
     raw: Any = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
+    return open_stream(raw)
+
+
+def open_stream(raw: Any) -> IO[bytes]:
+    """``raw`` (a binary file object: an open file, a file's bytes in `io.BytesIO`) as
+    `open_source` gives a file: buffered, gunzipped when gzip; closing it closes ``raw``.
+    ``urlsan.spark.audit`` and ``urlsan.dask.audit`` read a file's bytes through it."""
     buffered: Any = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)
     if buffered.peek(2)[:2] == _GZIP_MAGIC:
         return cast(IO[bytes], io.BufferedReader(_TornGzip(buffered)))

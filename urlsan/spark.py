@@ -7,6 +7,8 @@
     df.withColumn("c", canon("url"))
     register(spark)                                    # SQL: urlsan_canonicalize(url).url
     df.select(surt_udf("url"))                         # SURT keys (urlsan.core.surt)
+    audit(spark.read.text("access.log.gz"))            # audit records, as `urlsan audit` writes
+    audit(spark.read.format("binaryFile").load("crawl/*.warc.gz"), profile="crawler")
 
 The UDF returns a struct ``<url: string, changed: boolean, rules: array<string>>``: the
 canonical URL, whether it differs from the input, and the rules that fired, in the order they
@@ -39,22 +41,42 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pandas as pd  # type: ignore[import-untyped]  # no stubs (pandas-stubs is not a dependency)
 import pyarrow as pa  # type: ignore[import-untyped]  # no stubs
+import pyarrow.compute as pc  # type: ignore[import-untyped]  # no stubs
 from pyspark import TaskContext
+from pyspark.sql import functions as F
 from pyspark.sql.pandas import functions as spark_functions
 from pyspark.sql.pandas.functions import pandas_udf
-from pyspark.sql.types import ArrayType, BooleanType, StringType, StructField, StructType
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    BooleanType,
+    DataType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+)
 
+from urlsan import _audit_frames
 from urlsan._columns import arrow_result, build_policy, columns, surt_keys
 from urlsan.core import Policy
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
 
-__all__ = ["RESULT_TYPE", "build_policy", "canonicalize_udf", "register", "surt_udf"]
+__all__ = [
+    "AUDIT_TYPE",
+    "RESULT_TYPE",
+    "audit",
+    "build_policy",
+    "canonicalize_udf",
+    "register",
+    "surt_udf",
+]
 
 # A StructType, not the DDL string "url string, …": parsing DDL needs a running SparkContext, and
 # a UDF is often built before the session (on the driver, to fail early on a bad option).
@@ -185,3 +207,100 @@ def surt_udf(
 
     udf = pandas_udf(batch, StringType())  # type: ignore[call-overload]
     return udf if column is None else udf(column)
+
+
+# --- audit: traffic recorded where the cluster reads it
+
+
+def spark_type(value: Any) -> DataType:
+    """The Spark type of a value of the audit record (`_audit_frames.exemplar`)."""
+    if isinstance(value, bool):
+        return BooleanType()
+    if isinstance(value, int):
+        return LongType()
+    if isinstance(value, str):
+        return StringType()
+    if isinstance(value, list):
+        return ArrayType(spark_type(value[0]))
+    if isinstance(value, dict):
+        return StructType([StructField(k, spark_type(v)) for k, v in value.items()])
+    raise TypeError(f"no Spark type for {value!r}")
+
+
+# The audit record's fields, derived from the record builder (`_audit_frames.exemplar`), and the
+# frame `audit` returns: those fields, then the line ``urlsan audit`` writes.
+RECORD_TYPE = cast(StructType, spark_type(_audit_frames.exemplar()))
+AUDIT_TYPE = StructType([*RECORD_TYPE.fields, StructField(_audit_frames.LINE, StringType())])
+_LINES_TYPE = StructType([StructField(_audit_frames.LINE, StringType())])
+
+
+def _joined(lines: pa.Array) -> bytes:
+    """An Arrow array of lines as one block of bytes, each line ended by a newline, nulls left
+    out: joined in Arrow, without a Python string per line."""
+    values = pc.drop_null(lines).cast(pa.binary())
+    if not len(values):
+        return b""
+    whole = pa.ListArray.from_arrays(pa.array([0, len(values)], pa.int32()), values)
+    block: bytes = pc.binary_join(whole, b"\n")[0].as_py()
+    return block + b"\n"
+
+
+def _audit_batches(options: _audit_frames.Options, fmt: str, files: bool) -> Any:
+    """The function ``mapInArrow`` runs: Arrow batches of lines (or of files' bytes, with their
+    paths) → batches of the audit-log lines ``urlsan audit`` writes for them, in order."""
+
+    def run(batches: Iterable[pa.RecordBatch]) -> Iterable[pa.RecordBatch]:
+        _freeze_worker_heap()
+        checker = _audit_frames.auditor_of(options)
+        for batch in batches:
+            if files:
+                values, names = batch.column(0).to_pylist(), batch.column(1).to_pylist()
+                out = [
+                    line
+                    for content, name in zip(values, names, strict=True)
+                    if content is not None
+                    for line in _audit_frames.file_records(content, checker, fmt, name)
+                ]
+            else:
+                out = _audit_frames.block_records(_joined(batch.column(0)), checker, fmt)
+            yield pa.RecordBatch.from_arrays([pa.array(out, pa.string())], [_audit_frames.LINE])
+
+    return run
+
+
+def audit(
+    frame: DataFrame, column: str | None = None, *, format: str = "auto", **options: Any
+) -> DataFrame:
+    """The audit records ``urlsan audit`` writes for the traffic in ``frame``, as a DataFrame
+    (`AUDIT_TYPE`): the record's fields, and ``line``, the record as ``urlsan audit`` writes it.
+
+    ``frame``'s ``column`` (default: ``content``, else ``value``, else its only column) holds
+    either the lines of access logs (a string column: ``spark.read.text``; ``format``
+    ``"access-log"``, or ``"cdxj"``) or whole recorded files (a binary column:
+    ``spark.read.format("binaryFile")``, whose ``path`` names the file in errors), each read as
+    ``urlsan audit`` reads a file: WARC, HAR, access log, flow file, CDX or CDXJ, gzip or not,
+    the format found from its first bytes unless ``format`` names it.  Records come in input
+    order; an unreadable line or entry is left out, as ``urlsan audit`` leaves it out.
+
+    ``records.select("line").write.text(...)`` writes the lines ``urlsan audit -o`` writes;
+    ``records.drop("line").write.json(...)`` JSON Lines that ``urlsan report`` summarizes the
+    same.  The columns hold text as UTF-8: a byte of a target that is not reads "?" there, and
+    keeps its "\\udcXX" escape in ``line``, as in ``urlsan audit``'s record.
+
+    The options are ``urlsan audit``'s, as keywords: ``mode`` (default: audit), ``profile``,
+    ``rules``, ``signed``, ``backends``, ``redact``, ``drop_params``, ``keep_params``,
+    ``max_target``; a bad one raises `ValueError` here, on the driver.
+    """
+    frozen = _audit_frames.options_of(options)
+    _audit_frames.auditor_of(frozen)  # a bad option fails here, on the driver
+    name = column or next((c for c in ("content", "value") if c in frame.columns), frame.columns[0])
+    files = isinstance(frame.schema[name].dataType, BinaryType)
+    format = _audit_frames.format_of(format, lines=not files)
+    if files:
+        path = F.col("path") if "path" in frame.columns else F.lit("<file>")
+        chosen = frame.select(F.col(name), path.alias("path"))
+    else:
+        chosen = frame.select(F.col(name))
+    lines = chosen.mapInArrow(_audit_batches(frozen, format, files), _LINES_TYPE)
+    line = F.col(_audit_frames.LINE)
+    return lines.select(F.from_json(line, RECORD_TYPE).alias("r"), line).select("r.*", line)
