@@ -4,19 +4,19 @@
  * edits, findings), or None when the target lies outside what this twin handles; the caller then
  * runs the Python reference, and declined() says why (bench/core.py counts the reasons).  Under
  * a strict policy it raises the very InvalidTarget the reference raises where that would repair.
- * Handled: origin-form ("/a?b", not "//a"), authority-form and asterisk-form targets, and
- * absolute http/https/ws/wss URLs with any ASCII host: a reg-name (with escapes and characters to
- * escape too, and a ":" or "[" left in it: invalid-port, invalid-ip-literal), an IPv4 address in
- * any of its forms, an IPv6 literal with or without a zone; with userinfo and a port.  The path,
- * query and fragment may hold anything: escapes, stray "%", characters to escape, non-ASCII text,
- * surrogateescape'd raw bytes, and with them every finding the reference reports there (dot
- * segments raw and escaped, "%2E" inside a segment, "%25", "%00", "%0D", "%u", overlong and
- * other invalid UTF-8, raw spaces, controls and format characters, escaped slashes, a backslash,
- * what one or two lax decodes make climb above the root, what NFKC makes a separator).  What it
- * leaves to Python, which is the reference, is one table, DECLINES below (an IDN, another
- * scheme, a relative reference, a backslash or escaped slash in the path under a rule on them,
- * ...): tests/core/test_speedups.py gives each reason an example and holds the two to the same
- * output.
+ * Handled: origin-form ("/a?b"; "//a" too when the caller says origin-form), authority-form and
+ * asterisk-form targets, and absolute http/https/ws/wss URLs with any ASCII host: a reg-name (with
+ * escapes and characters to escape too, and a ":" or "[" left in it: invalid-port,
+ * invalid-ip-literal), an IPv4 address in any of its forms, an IPv6 literal with or without a zone;
+ * with userinfo and a port.  The path, query and fragment may hold anything: escapes, stray "%",
+ * characters to escape, non-ASCII text, surrogateescape'd raw bytes, and with them every finding
+ * the reference reports there (dot segments raw and escaped, "%2E" inside a segment, "%25", "%00",
+ * "%0D", "%u", overlong and other invalid UTF-8, raw spaces, controls and format characters,
+ * escaped slashes, a backslash, what one or two lax decodes make climb above the root, what NFKC
+ * makes a separator).  What it leaves to Python, which is the reference, is one table, DECLINES
+ * below (an IDN, another scheme, a relative reference, a backslash or escaped slash in the path
+ * under a rule on them, ...): tests/core/test_speedups.py gives each reason an example and holds
+ * the two to the same output.
  *
  * Each step of driver.py is one static function here (step_scheme, step_authority with
  * step_host and step_port, step_path, step_query, step_fragment), walked by steps().  The tables
@@ -736,7 +736,7 @@ enum {
 
 static const char *const DECLINES[D_COUNT] = {
     [D_FORM] = "form", /* a form code the twin does not know */
-    [D_ORIGIN] = "origin-form not starting with one '/'", /* "//a" and "a/b": RFC 9112 §3.2.1 origin-form starts with one "/" */
+    [D_ORIGIN] = "origin-form not starting with '/'", /* "a/b": RFC 9112 §3.2.1 origin-form starts with "/" */
     [D_SCHEME] = "scheme", /* a scheme with no letter first (RFC 3986 §3.1), or one left uppercase */
     [D_RELATIVE] = "no scheme '://' (relative, or another shape)", /* a relative reference, "http:/h", "mailto:x" */
     [D_OTHER_SCHEME] = "scheme without a default port", /* a scheme other than http(s) and ws(s) */
@@ -1469,9 +1469,11 @@ static int step_form(State *st, int form) {
         st->origin = 0;
     else
         return decline(st, D_FORM);
-    /* RFC 9112 §3.2.1 origin-form: "/" and no "//" (which needs the dot-prefix guard) */
-    if (st->origin && (!(len > 0 && CH(st, 0) == '/') || (len > 1 && CH(st, 1) == '/')))
-        return decline(st, D_ORIGIN);
+    /* RFC 9112 §3.2.1 origin-form = absolute-path: it starts with "/".  Given as origin-form,
+     * "//a" is such a path, its first segment empty (as driver.py reads it): served, with the
+     * dot-prefix guard only where dot removal ran (step_dots).  In "auto" form "//a" is a
+     * network-path reference (RFC 3986 §4.2), left to step_scheme, which declines it. */
+    if (st->origin && !(len > 0 && CH(st, 0) == '/')) return decline(st, D_ORIGIN);
     return OK;
 }
 

@@ -304,7 +304,10 @@ def url_shaped(draw: st.DrawFn) -> str:
         if p or draw(st.booleans()):
             p = "/" + p
     elif kind == "origin":
-        head, p = "", "/" + (p if hostile else p.lstrip("/"))  # "//a" is no origin-form
+        # "//a" given as origin-form is a path (RFC 9112 §3.2.1); "/.//", "/..//" and
+        # "/a//../..//" are what dot removal leaves starting with "//": the dot-prefix guard.
+        head = draw(st.sampled_from(["/", "/", "/", "//", "/.//", "/..//", "/a//../..//", "//../"]))
+        p = p if hostile else p.lstrip("/")
     else:
         head = draw(st.sampled_from(["", "//", "//h", "http:", "http:/", "h:443", "*"]))
     return head + p + draw(query(piece)) + draw(fragment(piece))
@@ -338,6 +341,8 @@ def test_twin_matches_reference_on_any_text(target: str) -> None:
 # escape tricks that overlap ("%C0%AF" holds a second "%"), escaped slashes counted, per component
 @example(target="http://u%2541@h/%c0%af%25%2541%2f%2F%5c/%2e./a\\b?%C0%80%u0041#%e0%80%af%00")
 @example(target="/\udcc0\udc80%c0%af%0a?\udcc1\udcbf%0D%c1%bf#%F0%8a%%25")
+@example(target="/.//..//etc/passwd?q")
+@example(target="//..//..//..//etc/passwd")
 def test_twin_matches_reference_on_url_shaped_text(target: str) -> None:
     check_everywhere(target)
 
@@ -593,8 +598,6 @@ ENGAGES = [
 DECLINES = [
     "http://[v1.x]/",
     "http://bücher.ch/",
-    "//a",
-    "//a/b",
     "ftp://h/",
     "mailto:x@y",
     "http:/h",
@@ -644,11 +647,64 @@ ENGAGES += [
     "/%2E//a",
 ]
 
+# Paths starting with "//", or that dot removal leaves so (RFC 3986 §5.2.4): the dot-prefix
+# guard "/." where the reference writes one (§4.2), none where it does not ("/.//a" is guarded
+# already; origin-form "//a" with no dot segment is a path as it is).
+SLASH_TARGETS = [
+    "//",
+    "///",
+    "//a",
+    "//a/b",
+    "//a?q",
+    "//../etc/passwd",
+    "//..//..//..//etc/passwd",
+    "//..?q#f",
+    "//a/./b",
+    "//a/..",
+    "//./a",
+    "//.//a",
+    "//%2e%2e/x",
+    "/.//",
+    "/.//a",
+    "/.//a?q",
+    "/.//..//etc/passwd",
+    "/a//../..//b",
+    "/a//../..//b?q#f",
+    "/..//x",
+    "/..//x?q",
+    "/%2E%2E//x",
+    "/a/..//b/..",
+]
+
+
+@needs_twin
+@pytest.mark.parametrize("target", SLASH_TARGETS)
+def test_twin_matches_reference_on_slash_paths(target: str) -> None:
+    for policy in POLICIES.values():  # check_everywhere's loop (its event() is hypothesis's)
+        for form in FORMS:
+            check_twin(target, policy, form)
+            check_canonicalize(target, policy, form)
+
+
+@needs_twin
+@pytest.mark.parametrize("target", [t for t in SLASH_TARGETS if t[:2] == "//"])
+def test_twin_reads_origin_form_slashes_as_a_path(target: str) -> None:
+    """Given as origin-form, "//a" is a path whose first segment is empty (RFC 9112 §3.2.1, as
+    driver.py reads it): the twin serves it.  In auto and absolute form it is a network-path
+    reference (RFC 3986 §4.2), the authority "a": declined, the reference's."""
+    assert compiled.twin is not None
+    assert check_twin(target, Policy(), "origin") is not None, compiled.declined()
+    for form in ("auto", "absolute"):
+        assert compiled.twin(target, twin_flags(Policy()), form) is None, form
+        assert compiled.declined() == "scheme"
+        check_canonicalize(target, Policy(), form)
+
+
 # One example for every reason the twin gives when it declines (`_speedups.DECLINES`): the
 # target, the policy and the form under which it declines with exactly that reason.
 DECLINE_EXAMPLES: dict[str, tuple[str, Policy, str]] = {
     "form": ("/a", Policy(), "x"),
-    "origin-form not starting with one '/'": ("//a", Policy(), "origin"),
+    "origin-form not starting with '/'": ("a/b", Policy(), "origin"),
     "scheme": ("HTTP://h/", Policy().with_rules("-lowercase-scheme"), "auto"),
     "no scheme '://' (relative, or another shape)": ("mailto:x@y", Policy(), "auto"),
     "scheme without a default port": ("ftp://h/", Policy(), "auto"),
