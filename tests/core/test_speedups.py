@@ -867,12 +867,19 @@ def test_no_decline_reason_outside_the_table() -> None:
     assert {name for name, _ in reasons} >= set(calls)
 
 
-def _finding_examples() -> list[tuple[str, str]]:
+def _finding_examples() -> list[tuple[str, str, str]]:
     from test_findings import CASES  # tests/core is on sys.path (no __init__.py there)
 
-    examples = [(target, name) for target, name, *_ in CASES]
+    examples = [(target, name, "auto") for target, name, *_ in CASES]
     evasions = json.loads((Path(__file__).parent / "evasions.json").read_text(encoding="utf-8"))
-    return examples + [(case["target"], case["finding"]) for case in evasions]
+    # The evasion corpus holds request-targets: each in the form the proxy gives it, as
+    # test_evasions.checked reads it.  A target starting with "/" is origin-form (RFC 9112
+    # §3.2.1), so that "//../etc/passwd" is a path there, not the authority ".." that "auto"
+    # reads (RFC 3986 §4.2); for one starting with a single "/" the two forms are the same.
+    return examples + [
+        (case["target"], case["finding"], "origin" if case["target"][:1] == "/" else "auto")
+        for case in evasions
+    ]
 
 
 # What the twin still declines among the findings' examples: an IDN host is the idna package's
@@ -881,13 +888,13 @@ LEFT_TO_PYTHON = {"non-ASCII host (IDN)"}
 
 
 @needs_twin
-@pytest.mark.parametrize(("target", "finding"), _finding_examples())
-def test_twin_serves_every_finding_kinds_examples(target: str, finding: str) -> None:
+@pytest.mark.parametrize(("target", "finding", "form"), _finding_examples())
+def test_twin_serves_every_finding_kinds_examples(target: str, finding: str, form: str) -> None:
     """A finding written in one twin only sends its URLs to the slow path: the twin serves the
     examples of every finding kind, under the default and the crawler profiles."""
     assert compiled.twin is not None and compiled.declined is not None
     for policy in (Policy(), Policy.profile("crawler")):
-        result = check_twin(target, policy, "auto")
+        result = check_twin(target, policy, form)
         if result is None:
             assert compiled.declined() in LEFT_TO_PYTHON, (target, compiled.declined())
         elif policy == Policy():  # the crawler's strip-fragment drops a fragment's findings
