@@ -4,19 +4,19 @@
  * edits, findings), or None when the target lies outside what this twin handles; the caller then
  * runs the Python reference, and declined() says why (bench/core.py counts the reasons).  Under
  * a strict policy it raises the very InvalidTarget the reference raises where that would repair.
- * Handled: origin-form ("/a?b", not "//a"), authority-form and asterisk-form targets, and
- * absolute http/https/ws/wss URLs with any ASCII host: a reg-name (with escapes and characters to
- * escape too, and a ":" or "[" left in it: invalid-port, invalid-ip-literal), an IPv4 address in
- * any of its forms, an IPv6 literal with or without a zone; with userinfo and a port.  The path,
- * query and fragment may hold anything: escapes, stray "%", characters to escape, non-ASCII text,
- * surrogateescape'd raw bytes, and with them every finding the reference reports there (dot
- * segments raw and escaped, "%2E" inside a segment, "%25", "%00", "%0D", "%u", overlong and
- * other invalid UTF-8, raw spaces, controls and format characters, escaped slashes, a backslash,
- * what one or two lax decodes make climb above the root, what NFKC makes a separator).  What it
- * leaves to Python, which is the reference, is one table, DECLINES below (an IDN, another
- * scheme, a relative reference, a backslash or escaped slash in the path under a rule on them,
- * ...): tests/core/test_speedups.py gives each reason an example and holds the two to the same
- * output.
+ * Handled: origin-form ("/a?b"; "//a" too when the caller says origin-form), authority-form and
+ * asterisk-form targets, and absolute http/https/ws/wss URLs with any ASCII host: a reg-name (with
+ * escapes and characters to escape too, and a ":" or "[" left in it: invalid-port,
+ * invalid-ip-literal), an IPv4 address in any of its forms, an IPv6 literal with or without a zone;
+ * with userinfo and a port.  The path, query and fragment may hold anything: escapes, stray "%",
+ * characters to escape, non-ASCII text, surrogateescape'd raw bytes, and with them every finding
+ * the reference reports there (dot segments raw and escaped, "%2E" inside a segment, "%25", "%00",
+ * "%0D", "%u", overlong and other invalid UTF-8, raw spaces, controls and format characters,
+ * escaped slashes, a backslash, what one or two lax decodes make climb above the root, what NFKC
+ * makes a separator).  What it leaves to Python, which is the reference, is one table, DECLINES
+ * below (an IDN, another scheme, a relative reference, a backslash or escaped slash in the path
+ * under a rule on them, ...): tests/core/test_speedups.py gives each reason an example and holds
+ * the two to the same output.
  *
  * Each step of driver.py is one static function here (step_scheme, step_authority with
  * step_host and step_port, step_path, step_query, step_fragment), walked by steps().  The tables
@@ -45,13 +45,13 @@
 enum {
     R_LOWER_SCHEME, R_LOWER_HOST, R_DROP_EMPTY_PORT, R_STRIP_PORT_ZEROS, R_DROP_DEFAULT_PORT,
     R_DECODE, R_UPPER, R_STRAY, R_UNSAFE, R_NON_ASCII, R_DOTS, R_EMPTY_PATH, R_STRIP_FRAGMENT,
-    R_STRIP_DOT, R_NUMERIC_HOST, R_COUNT
+    R_STRIP_DOT, R_NUMERIC_HOST, R_DOT_PREFIX, R_COUNT
 };
 static const char *const RULE_NAMES[R_COUNT] = {
     "lowercase-scheme", "lowercase-host", "drop-empty-port", "strip-port-zeros",
     "drop-default-port", "decode-unreserved", "uppercase-escape", "encode-stray-percent",
     "encode-unsafe", "encode-non-ascii", "remove-dot-segments", "empty-path", "strip-fragment",
-    "strip-host-dot", "numeric-host",
+    "strip-host-dot", "numeric-host", "dot-prefix",
 };
 
 enum { C_SCHEME, C_USERINFO, C_HOST, C_PORT, C_PATH, C_QUERY, C_FRAGMENT, C_COUNT };
@@ -146,6 +146,7 @@ static struct {
 } schemes[SCHEMES_MAX];
 static int nschemes;
 static PyObject *empty_str, *colon_str, *slash_str, *user_str, *password_str;
+static PyObject *dot_guard_str; /* "/.": dot-prefix's text after (RFC 3986 §4.2, §5.2.4) */
 
 /* Indexed by a character below 256 (a 1-byte str's own): 0 from 128 on. */
 static unsigned char allowed_path[256], allowed_query[256], allowed_fragment[256];
@@ -730,13 +731,12 @@ enum {
     D_SLASH_RULE_BACKSLASH,
     D_SLASH_RULE_ESCAPED,
     D_MERGE_SLASHES,
-    D_DOT_PREFIX,
     D_COUNT
 };
 
 static const char *const DECLINES[D_COUNT] = {
     [D_FORM] = "form", /* a form code the twin does not know */
-    [D_ORIGIN] = "origin-form not starting with one '/'", /* "//a" and "a/b": RFC 9112 §3.2.1 origin-form starts with one "/" */
+    [D_ORIGIN] = "origin-form not starting with '/'", /* "a/b": RFC 9112 §3.2.1 origin-form starts with "/" */
     [D_SCHEME] = "scheme", /* a scheme with no letter first (RFC 3986 §3.1), or one left uppercase */
     [D_RELATIVE] = "no scheme '://' (relative, or another shape)", /* a relative reference, "http:/h", "mailto:x" */
     [D_OTHER_SCHEME] = "scheme without a default port", /* a scheme other than http(s) and ws(s) */
@@ -748,7 +748,6 @@ static const char *const DECLINES[D_COUNT] = {
     [D_SLASH_RULE_BACKSLASH] = "backslash, with a rule on them", /* backslash-as-slash, reject-escaped-slash */
     [D_SLASH_RULE_ESCAPED] = "escaped slash, with a rule on them", /* decode-escaped-slash, reject-escaped-slash */
     [D_MERGE_SLASHES] = "merge-slashes on '//'",
-    [D_DOT_PREFIX] = "dot removal leaves '//' (dot-prefix guard)",
 };
 
 static const char *declined_why; /* why the last call returned None; NULL: it did not */
@@ -1470,9 +1469,11 @@ static int step_form(State *st, int form) {
         st->origin = 0;
     else
         return decline(st, D_FORM);
-    /* RFC 9112 §3.2.1 origin-form: "/" and no "//" (which needs the dot-prefix guard) */
-    if (st->origin && (!(len > 0 && CH(st, 0) == '/') || (len > 1 && CH(st, 1) == '/')))
-        return decline(st, D_ORIGIN);
+    /* RFC 9112 §3.2.1 origin-form = absolute-path: it starts with "/".  Given as origin-form,
+     * "//a" is such a path, its first segment empty (as driver.py reads it): served, with the
+     * dot-prefix guard only where dot removal ran (step_dots).  In "auto" form "//a" is a
+     * network-path reference (RFC 3986 §4.2), left to step_scheme, which declines it. */
+    if (st->origin && !(len > 0 && CH(st, 0) == '/')) return decline(st, D_ORIGIN);
     return OK;
 }
 
@@ -2006,8 +2007,38 @@ static int starts_dotted(const char *p, Py_ssize_t n, int decode) {
     return 0;
 }
 
+/* remove-dot-segments (RFC 3986 §5.2.4) on the path written to the output from base (the input's
+ * target[ps:pe]), into resolved and then in its place, and dot-prefix as driver._dot_prefix and
+ * _guard record it.  Without an authority (origin-form here: an absolute URL has one) a path
+ * that dot removal leaves starting with "//" would read as a network-path reference to the
+ * host "etc" ("/.//..//etc/passwd" resolves to "//etc/passwd"): it gets the guard "/." before
+ * it (§4.2), one whole edit after remove-dot-segments', at the path's start, "" -> "/.".  A
+ * path that is already the guard and its resolution ("/.//a") is left as it is, unedited, as
+ * the reference leaves it.  Origin-form "//a" with no dot segment never gets here: it is a
+ * path (RFC 9112 §3.2.1) and, as the reference reads it, needs no guard. */
+static int step_dots(State *st, Py_ssize_t ps, Py_ssize_t pe, Py_ssize_t base, Buf *resolved) {
+    Buf *out = &st->out;
+    const char *path = out->p + base;
+    Py_ssize_t n = out->n - base;
+    if (remove_dot_segments(path, n, resolved) < 0) return FAIL;
+    const char *r = resolved->p;
+    Py_ssize_t rn = resolved->n;
+    int guard = st->origin && rn > 1 && r[1] == '/';
+    if (rn == n && memcmp(r, path, (size_t)n) == 0) return OK;
+    if (guard && n == rn + 2 && path[0] == '/' && path[1] == '.' &&
+        memcmp(path + 2, r, (size_t)rn) == 0)
+        return OK; /* "/.//a": its dot segment is the guard */
+    if (whole_edit(st, R_DOTS, C_PATH, ps, pe, ascii_str(path, n), ascii_str(r, rn)) < 0 ||
+        (guard && whole_edit(st, R_DOT_PREFIX, C_PATH, ps, ps, Py_NewRef(empty_str),
+                             Py_NewRef(dot_guard_str)) < 0))
+        return FAIL;
+    out->n = base;
+    if ((guard && buf_put(out, "/.", 2) < 0) || buf_put(out, r, rn) < 0) return FAIL;
+    return OK;
+}
+
 /* RFC 3986 §3.3 path: the character rules, merge-slashes (refused), remove-dot-segments
- * (§5.2.4), empty-path (§6.2.3). */
+ * (§5.2.4) and dot-prefix (§4.2), empty-path (§6.2.3). */
 static int step_path(State *st) {
     Py_ssize_t ps = st->pos, pe = ps;
     char resolved_here[256]; /* most paths: no allocation */
@@ -2042,21 +2073,9 @@ static int step_path(State *st) {
             if (path[k] == '/' && path[k - 1] == '/') return decline(st, D_MERGE_SLASHES);
     }
     if ((st->flags & FL_DOTS) && dotted && has_dot_segments(path, n)) {
-        rc = FAIL;
-        if (remove_dot_segments(path, n, &resolved) < 0) goto done;
-        if (st->origin && resolved.n > 1 && resolved.p[1] == '/') {
-            rc = decline(st, D_DOT_PREFIX);
-            goto done;
-        }
-        if (resolved.n != n || memcmp(resolved.p, path, (size_t)n) != 0) {
-            if (whole_edit(st, R_DOTS, C_PATH, ps, pe, ascii_str(path, n),
-                           ascii_str(resolved.p, resolved.n)) < 0)
-                goto done;
-            out->n = base;
-            if (buf_put(out, resolved.p, resolved.n) < 0) goto done;
-            n = resolved.n;
-        }
-        rc = OK;
+        rc = step_dots(st, ps, pe, base, &resolved);
+        if (rc != OK) goto done;
+        n = out->n - base;
     }
     if (!st->origin && n == 0 && (st->flags & FL_EMPTY_PATH)) {
         rc = FAIL;
@@ -2925,7 +2944,9 @@ PyMODINIT_FUNC PyInit__speedups(void) {
     slash_str = PyUnicode_InternFromString("/");
     user_str = PyUnicode_InternFromString("user");
     password_str = PyUnicode_InternFromString("password");
-    if (!empty_str || !colon_str || !slash_str || !user_str || !password_str) return NULL;
+    dot_guard_str = PyUnicode_InternFromString("/.");
+    if (!empty_str || !colon_str || !slash_str || !user_str || !password_str || !dot_guard_str)
+        return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
     PyObject *flags = PyDict_New();

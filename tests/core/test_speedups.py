@@ -304,7 +304,10 @@ def url_shaped(draw: st.DrawFn) -> str:
         if p or draw(st.booleans()):
             p = "/" + p
     elif kind == "origin":
-        head, p = "", "/" + (p if hostile else p.lstrip("/"))  # "//a" is no origin-form
+        # "//a" given as origin-form is a path (RFC 9112 §3.2.1); "/.//", "/..//" and
+        # "/a//../..//" are what dot removal leaves starting with "//": the dot-prefix guard.
+        head = draw(st.sampled_from(["/", "/", "/", "//", "/.//", "/..//", "/a//../..//", "//../"]))
+        p = p if hostile else p.lstrip("/")
     else:
         head = draw(st.sampled_from(["", "//", "//h", "http:", "http:/", "h:443", "*"]))
     return head + p + draw(query(piece)) + draw(fragment(piece))
@@ -338,6 +341,8 @@ def test_twin_matches_reference_on_any_text(target: str) -> None:
 # escape tricks that overlap ("%C0%AF" holds a second "%"), escaped slashes counted, per component
 @example(target="http://u%2541@h/%c0%af%25%2541%2f%2F%5c/%2e./a\\b?%C0%80%u0041#%e0%80%af%00")
 @example(target="/\udcc0\udc80%c0%af%0a?\udcc1\udcbf%0D%c1%bf#%F0%8a%%25")
+@example(target="/.//..//etc/passwd?q")
+@example(target="//..//..//..//etc/passwd")
 def test_twin_matches_reference_on_url_shaped_text(target: str) -> None:
     check_everywhere(target)
 
@@ -593,8 +598,6 @@ ENGAGES = [
 DECLINES = [
     "http://[v1.x]/",
     "http://bücher.ch/",
-    "//a",
-    "//a/b",
     "ftp://h/",
     "mailto:x@y",
     "http:/h",
@@ -633,12 +636,75 @@ ENGAGES += [
     "/x/%ef%bc%8e%EF%BC%8E/etc?%EF%BC%8F",
     "/a\\\ufe68b/\u2025;x/wait\u2026what/%EF%BC%85%32%65",
 ]
+# A path that dot removal leaves starting with "//" gets the dot-prefix guard "/." (RFC 3986
+# §4.2, §5.2.4), as driver._dot_prefix records it; "/.//a" is already guarded: left as it is.
+ENGAGES += [
+    "/a/..//b",
+    "/.//..//etc/passwd",
+    "/..//x",
+    "/a//../..//b?q",
+    "/.//a",
+    "/%2E//a",
+]
+
+# Paths starting with "//", or that dot removal leaves so (RFC 3986 §5.2.4): the dot-prefix
+# guard "/." where the reference writes one (§4.2), none where it does not ("/.//a" is guarded
+# already; origin-form "//a" with no dot segment is a path as it is).
+SLASH_TARGETS = [
+    "//",
+    "///",
+    "//a",
+    "//a/b",
+    "//a?q",
+    "//../etc/passwd",
+    "//..//..//..//etc/passwd",
+    "//..?q#f",
+    "//a/./b",
+    "//a/..",
+    "//./a",
+    "//.//a",
+    "//%2e%2e/x",
+    "/.//",
+    "/.//a",
+    "/.//a?q",
+    "/.//..//etc/passwd",
+    "/a//../..//b",
+    "/a//../..//b?q#f",
+    "/..//x",
+    "/..//x?q",
+    "/%2E%2E//x",
+    "/a/..//b/..",
+]
+
+
+@needs_twin
+@pytest.mark.parametrize("target", SLASH_TARGETS)
+def test_twin_matches_reference_on_slash_paths(target: str) -> None:
+    for policy in POLICIES.values():  # check_everywhere's loop (its event() is hypothesis's)
+        for form in FORMS:
+            check_twin(target, policy, form)
+            check_canonicalize(target, policy, form)
+
+
+@needs_twin
+@pytest.mark.parametrize("target", [t for t in SLASH_TARGETS if t[:2] == "//"])
+def test_twin_reads_origin_form_slashes_as_a_path(target: str) -> None:
+    """Given as origin-form, "//a" is a path whose first segment is empty (RFC 9112 §3.2.1, as
+    driver.py reads it): the twin serves it.  In auto and absolute form it is a network-path
+    reference (RFC 3986 §4.2), the authority "a": declined, the reference's."""
+    assert compiled.twin is not None
+    assert check_twin(target, Policy(), "origin") is not None, compiled.declined()
+    for form in ("auto", "absolute"):
+        assert compiled.twin(target, twin_flags(Policy()), form) is None, form
+        assert compiled.declined() == "scheme"
+        check_canonicalize(target, Policy(), form)
+
 
 # One example for every reason the twin gives when it declines (`_speedups.DECLINES`): the
 # target, the policy and the form under which it declines with exactly that reason.
 DECLINE_EXAMPLES: dict[str, tuple[str, Policy, str]] = {
     "form": ("/a", Policy(), "x"),
-    "origin-form not starting with one '/'": ("//a", Policy(), "origin"),
+    "origin-form not starting with '/'": ("a/b", Policy(), "origin"),
     "scheme": ("HTTP://h/", Policy().with_rules("-lowercase-scheme"), "auto"),
     "no scheme '://' (relative, or another shape)": ("mailto:x@y", Policy(), "auto"),
     "scheme without a default port": ("ftp://h/", Policy(), "auto"),
@@ -662,7 +728,6 @@ DECLINE_EXAMPLES: dict[str, tuple[str, Policy, str]] = {
         "auto",
     ),
     "merge-slashes on '//'": ("/a//b", Policy().with_rules("+merge-slashes"), "auto"),
-    "dot removal leaves '//' (dot-prefix guard)": ("/a/..//b", Policy(), "auto"),
 }
 
 
@@ -683,7 +748,6 @@ def test_twin_engages(target: str) -> None:
         ("HTTP://h/", Policy().with_rules("-lowercase-scheme")),
         ("http://h//a", Policy().with_rules("+merge-slashes")),
         ("/a//b", Policy().with_rules("+merge-slashes")),
-        ("/a/..//b", Policy()),  # origin-form "//b" after dot removal needs the "/." guard
         ("/a\\b", Policy().with_rules("+backslash-as-slash")),
         ("/a%2Fb", Policy().with_rules("+decode-escaped-slash")),
         ("/a%5cb", Policy().with_rules("+reject-escaped-slash")),
@@ -803,12 +867,19 @@ def test_no_decline_reason_outside_the_table() -> None:
     assert {name for name, _ in reasons} >= set(calls)
 
 
-def _finding_examples() -> list[tuple[str, str]]:
+def _finding_examples() -> list[tuple[str, str, str]]:
     from test_findings import CASES  # tests/core is on sys.path (no __init__.py there)
 
-    examples = [(target, name) for target, name, *_ in CASES]
+    examples = [(target, name, "auto") for target, name, *_ in CASES]
     evasions = json.loads((Path(__file__).parent / "evasions.json").read_text(encoding="utf-8"))
-    return examples + [(case["target"], case["finding"]) for case in evasions]
+    # The evasion corpus holds request-targets: each in the form the proxy gives it, as
+    # test_evasions.checked reads it.  A target starting with "/" is origin-form (RFC 9112
+    # §3.2.1), so that "//../etc/passwd" is a path there, not the authority ".." that "auto"
+    # reads (RFC 3986 §4.2); for one starting with a single "/" the two forms are the same.
+    return examples + [
+        (case["target"], case["finding"], "origin" if case["target"][:1] == "/" else "auto")
+        for case in evasions
+    ]
 
 
 # What the twin still declines among the findings' examples: an IDN host is the idna package's
@@ -817,13 +888,13 @@ LEFT_TO_PYTHON = {"non-ASCII host (IDN)"}
 
 
 @needs_twin
-@pytest.mark.parametrize(("target", "finding"), _finding_examples())
-def test_twin_serves_every_finding_kinds_examples(target: str, finding: str) -> None:
+@pytest.mark.parametrize(("target", "finding", "form"), _finding_examples())
+def test_twin_serves_every_finding_kinds_examples(target: str, finding: str, form: str) -> None:
     """A finding written in one twin only sends its URLs to the slow path: the twin serves the
     examples of every finding kind, under the default and the crawler profiles."""
     assert compiled.twin is not None and compiled.declined is not None
     for policy in (Policy(), Policy.profile("crawler")):
-        result = check_twin(target, policy, "auto")
+        result = check_twin(target, policy, form)
         if result is None:
             assert compiled.declined() in LEFT_TO_PYTHON, (target, compiled.declined())
         elif policy == Policy():  # the crawler's strip-fragment drops a fragment's findings

@@ -204,9 +204,16 @@ def reference_result(rows: list[str | None], policy: Policy) -> list[dict[str, o
 )
 def test_the_result_columns_equal_the_reference(policy: Policy) -> None:
     real = (DATA / "real-paths.txt").read_text(encoding="utf-8").splitlines()
-    # "/.//a": rewritten and written back as it was (changed false, two rules); a fragment's
+    # "/.//a": rewritten and written back as it was (changed false, two rules); "/..//x": dot
+    # removal leaves "//x", which gets the dot-prefix guard "/." (RFC 3986 §4.2); a fragment's
     # edits after the query rules'; a folded edit (more than 64 rewrites in one component).
-    more = ["/.//a", "http://h/?b&a#%7e x", "http://h/" + "%7e" * 70 + "\x01" * 3]
+    more = [
+        "/.//a",
+        "/..//x",
+        "/.//..//etc/passwd?q",
+        "http://h/?b&a#%7e x",
+        "http://h/" + "%7e" * 70 + "\x01" * 3,
+    ]
     rows: list[str | None] = [*QUERIES, *more, *real[:1500], *ROWS]
     got = arrow_result(pa.array(rows, pa.large_string()), policy)
     assert got.type.names == ["url", "changed", "rules"]
