@@ -18,9 +18,13 @@ SLOW = (
     "tests/docs/test_shell_blocks.py",  # every pasted command, proxies started and stopped
     "tests/examples/test_spark.py",  # the jobs of examples/ on a local Spark and Dask
     "tests/examples/test_dask.py",
+    "tests/examples/test_spark_audit.py",  # examples/spark_audit.py on local[2]
+    "tests/examples/test_dask_audit.py",  # examples/dask_audit.py on a LocalCluster
     "tests/examples/test_proxy_examples.py",  # the proxy scripts of examples/ in mitmdump
     "tests/integrations/test_spark_udf.py",  # a local Spark (a JVM)
     "tests/integrations/test_dask_functions.py",  # a local Dask cluster
+    "tests/integrations/test_spark_audit.py",  # urlsan.spark.audit on a local Spark
+    "tests/integrations/test_dask_audit.py",  # urlsan.dask.audit on a local Dask cluster
     "tests/integrations/test_docs_crawling.py",  # Crawling's snippets, Spark and Dask included
     "tests/cli/test_proxy_launcher.py::test_help_is_exit_0_in_a_real_process",  # mitmdump starts
     "tests/docs/test_site.py::test_wide_tables_fit_at_1280_pixels",  # Chromium
