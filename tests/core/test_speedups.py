@@ -856,6 +856,8 @@ SPEEDUPS_C = Path(__file__).parents[2] / "core" / "_speedups.c"
 def test_no_decline_reason_outside_the_table() -> None:
     """The C source gives no reason but the DECLINES table's (read, not run: this holds without
     the twin too)."""
+    if not SPEEDUPS_C.exists():  # .ci/check-dist runs the tests against a wheel, no source
+        pytest.skip("the C source is not beside the tests: an installed wheel's run")
     source = SPEEDUPS_C.read_text(encoding="utf-8")
     calls = re.findall(r"\bdecline\(st, ([^)]*)\)", source)
     assert calls, "no decline() call found: the test no longer reads the twin"
