@@ -27,8 +27,6 @@ hosts apart; at least 2.4x url-py.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import gc
 import json
 import os
 import random
@@ -36,13 +34,13 @@ import re
 import subprocess
 import sys
 import tempfile
-import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
 from corpus import CORPORA, load  # bench/corpus.py: this folder is on sys.path when run
 
+from core import run  # bench/core.py: one pass, timed, exceptions counted as done work
 from urlsan.core import Policy, canonicalize, compiled
 from urlsan.core.canonical import twin_flags
 from urlsan.core.driver import query_rules_after
@@ -199,15 +197,6 @@ def url_py() -> Callable[[str], object] | None:
             return None
 
     return parse
-
-
-def run(fn: Callable[[str], object], urls: list[str]) -> float:
-    gc.collect()
-    t0 = time.perf_counter()
-    for u in urls:
-        with contextlib.suppress(Exception):
-            fn(u)
-    return time.perf_counter() - t0
 
 
 def throughput_table(urls: list[str], rounds: int) -> None:
