@@ -118,18 +118,54 @@ def _configured(name: str, settings: tuple[tuple[str, str], ...]) -> Model:
     return MODELS[name]._replace(steps=tuple(steps), settings=f"{MODELS[name].settings} ({shown})")
 
 
-def read(target: str | bytes, name: str, **settings: str) -> Reading:
-    """How server ``name`` (one of `NAMES`) reads the origin-form ``target``, in its default
-    configuration or with ``settings`` (`model`).
+def read(target: str | bytes, name: str, *, host: str | None = None, **settings: str) -> Reading:
+    """How the server ``name`` reads the origin-form ``target``: one of `NAMES` in its default
+    configuration or with ``settings`` (`model`), a trait spec, or any value
+    ``urlsan_backends`` takes (`parse_names`: ``"go,go-mux"``,
+    ``"tomcat@intranet.example,nginx"``), its host-scoped entries chosen by ``host``
+    (`for_host`; None: the entries for every host only).
 
     ``target`` is the request-target as sent (str: its UTF-8 bytes).  The path is text: bytes
-    that are no UTF-8 as the server maps them (`backend_models`, the ``charset`` step).
+    that are no UTF-8 as the server maps them (`backend_models`, the ``charset`` step).  Where a
+    value names several servers and they read ``target`` alike, that is the reading; where they
+    differ, it is the first (in the value's order) that reads it otherwise than RFC 3986, as
+    `divergences` finds, else the first that routes it: the reading the value protects against.
+
+    >>> read("/a/..;/b", "tomcat@intranet.example,nginx", host="intranet.example")
+    Reading(refused=False, path='/b')
+    >>> read("/a/..;/b", "tomcat@intranet.example,nginx", host="wiki.example")
+    Reading(refused=False, path='/a/..;/b')
     """
-    chosen = model(name, **settings)
+    names = _servers(name, host) if name not in MODELS else (name,)
+    if len(names) == 1:
+        chosen = model(names[0], **settings)
+    elif settings:
+        raise ValueError(f"settings apply to one server, and {name!r} names {len(names)}")
+    else:
+        return _one_of(target, names)
     raw = _origin_form(target)
     if plain(raw):
         return Reading(False, raw.partition(b"?")[0].decode("ascii"))
     return walk(raw, chosen)
+
+
+@functools.lru_cache(maxsize=64)
+def _servers(value: str, host: str | None) -> tuple[str, ...]:
+    """The servers of the ``urlsan_backends`` value ``value`` behind the proxy for ``host``."""
+    names = for_host(parse_names(value, ""), host)
+    if not names:
+        raise ValueError(f"{value!r} names no server for {host or 'every host'!r}")
+    return names
+
+
+def _one_of(target: str | bytes, names: tuple[str, ...]) -> Reading:
+    found = readings(target, names)
+    if len(set(found.values())) == 1:
+        return found[names[0]]
+    diverging = [d.server for d in divergences(target, names)]
+    if diverging:
+        return found[diverging[0]]
+    return next((r for r in found.values() if not r.refused), found[names[0]])
 
 
 def _origin_form(target: str | bytes) -> bytes:
@@ -146,7 +182,7 @@ def readings(target: str | bytes, names: tuple[str, ...] = NAMES) -> dict[str, R
     if plain(raw):
         same = Reading(False, raw.partition(b"?")[0].decode("ascii"))
         return dict.fromkeys(names, same)
-    return {name: walk(raw, MODELS.get(name) or _resolved(name)) for name in names}
+    return {name: walk(raw, model(name)) for name in names}
 
 
 class Divergence(NamedTuple):
@@ -207,7 +243,7 @@ SCOPE = "@"  # "tomcat@intranet.example": a server behind the proxy for one host
 
 def parse_names(value: str | Sequence[str], option: str = "backends") -> tuple[str, ...]:
     """The entries of ``urlsan_backends`` given as a list or comma-separated, in order, once
-    each; `ValueError` names ``option`` and the first unknown server or trait.
+    each; `ValueError` names ``option`` (unless empty) and the first unknown server or trait.
 
     An entry is a name of `NAMES` or a trait spec: ``custom:`` and the first trait, the items
     after it that are no server name being its further traits
@@ -242,16 +278,23 @@ def _check_entry(entry: str, option: str) -> None:
     if _starts(entry) and not name:
         name, host = entry, ""
     if SCOPE in entry and not host.strip():
-        raise ValueError(f"{option}: {entry!r} names no host after {SCOPE!r}")
+        raise ValueError(_named(option, f"{entry!r} names no host after {SCOPE!r}"))
     if name not in NAMES and not _starts(name):
         raise ValueError(
-            f"{option}: unknown server {name!r}; choose from {', '.join(NAMES)}, "
-            f"or {CUSTOM}TRAIT,TRAIT,... (traits: {', '.join(TRAITS)})"
+            _named(
+                option,
+                f"unknown server {name!r}; choose from {', '.join(NAMES)}, "
+                f"or {CUSTOM}TRAIT,TRAIT,... (traits: {', '.join(TRAITS)})",
+            )
         )
     try:
         model(name)
     except ValueError as e:
-        raise ValueError(f"{option}: {e}") from None
+        raise ValueError(_named(option, str(e))) from None
+
+
+def _named(option: str, message: str) -> str:
+    return f"{option}: {message}" if option else message
 
 
 def scope(entry: str) -> tuple[str, str | None]:

@@ -267,6 +267,32 @@ def test_a_trait_spec_is_one_entry_of_urlsan_backends() -> None:
     assert [d.server for d in found] == ["custom:strip-params,decode,dots-refuse", "tomcat"]
 
 
+def test_read_takes_any_value_urlsan_backends_takes() -> None:
+    # One server, a trait spec, a list, host-scoped entries: what the proxy is given, read.
+    assert backends.read("/a/..;/b", "tomcat,") == R(False, "/b")
+    assert backends.read("/a/..;/b", "custom:strip-params,decode,dots-refuse") == R(False, "/b")
+    value = "tomcat@intranet.example,nginx@wiki.example:8080"
+    assert backends.read("/a/..;/b", value, host="intranet.example") == R(False, "/b")
+    assert backends.read("/a/..;/b", value, host="wiki.example:8080") == R(False, "/a/..;/b")
+    with pytest.raises(ValueError, match="no server"):
+        backends.read("/a", value)  # no entry for every host, and no host given
+    with pytest.raises(ValueError, match="unknown server"):
+        backends.read("/a", "nginx,cherokee")
+
+
+def test_servers_that_read_a_target_apart_read_as_the_one_that_leaves_rfc() -> None:
+    # nginx decodes %2F before it resolves "..", Tomcat refuses %2F: the value protects
+    # against nginx's reading, whichever comes first.
+    for value in ("tomcat,nginx", "nginx,tomcat"):
+        assert backends.read("/a/..%2F/b", value) == R(False, "/b")
+    # both read "/a/b" as its bytes: that is the reading
+    assert backends.read("/a/b", "tomcat,nginx") == R(False, "/a/b")
+    # none leaves RFC 3986; one refuses: the one that routes it
+    assert backends.read("/a/%2F/b", "tomcat,go-mux").refused is False
+    with pytest.raises(ValueError, match="one server"):
+        backends.read("/a", "tomcat,nginx", merge_slashes="off")
+
+
 @pytest.mark.parametrize(
     ("value", "message"),
     [

@@ -38,6 +38,8 @@ def test_probe_names_a_value_that_reads_as_the_server(name: str) -> None:
     assert 20 <= found.probes <= 60
     for model in found.models:
         assert _agreement(model, name) >= 0.995, model
+    # The value as a whole (what the user pastes) reads the corpus as the server does.
+    assert _agreement(found.backends, name) >= 0.995, found.backends
     # No target the server reads otherwise than RFC 3986 passes the value unseen.
     value = backends.parse_names(found.backends)
     for target in CORPUS[::5]:
