@@ -10,6 +10,7 @@ from typing import Any
 
 from ..core import RULES, Policy
 from ..core.policy import PROFILES
+from ..core.taxonomy import KINDS, Kind, source
 from .status import EXIT_OK
 
 
@@ -70,3 +71,21 @@ def markdown_table() -> str:
         cells = (rule.section, marks, "yes" if rule.lossy else "no", rule.summary)
         lines.append(f"| `{rule.name}` | " + " | ".join(cells).replace("`|`", "`&#124;`") + " |")
     return "\n".join(lines) + "\n"
+
+
+def findings_table() -> str:
+    """The findings table of docs/findings.md (tools/doc_tables.py writes it): each kind of
+    `urlsan.core.taxonomy.KINDS` with what it flags, its severity and the weaknesses it names."""
+    lines = ["| finding | what it flags | severity | weaknesses |", "|---|---|---|---|"]
+    for name, kind in KINDS.items():
+        links = ", ".join(f"[{w}]({source(w)})" for w in kind.weaknesses)
+        cells = (kind.flags, _severity_cell(kind), links)
+        lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _severity_cell(kind: Kind) -> str:
+    """``medium`` and its exceptions: "`low` (`info` for `.`)", "`high` (`low` in the query)"."""
+    but = [f"`{sev}` for `{detail}`" for detail, sev in kind.by_detail]
+    but += [f"`{sev}` in the {component}" for component, sev in kind.by_component]
+    return f"`{kind.severity}`" + (f" ({', '.join(but)})" if but else "")

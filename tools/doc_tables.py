@@ -17,7 +17,7 @@ from pathlib import Path
 
 from urlsan.addon.options import AUDIT, CANON, flags_table, proxy_table
 from urlsan.cli.proxy import DEFAULT_LOG
-from urlsan.cli.rules import markdown_table
+from urlsan.cli.rules import findings_table, markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -32,6 +32,7 @@ BLOCKS: dict[tuple[str, str], Callable[[], str]] = {
     ("docs/cli.md", "audit-options"): lambda: flags_table(AUDIT),
     ("docs/cli.md", "canon-options"): lambda: flags_table(CANON),
     ("docs/rules.md", "rules"): markdown_table,  # from the rule declarations, core/pipeline.py
+    ("docs/findings.md", "findings"): findings_table,  # from the finding kinds, core/taxonomy.py
 }
 
 

@@ -7,10 +7,12 @@ import unicodedata
 
 import pytest
 
-from urlsan.core import Finding, Policy, canonicalize
+from urlsan.core import Finding, Policy, canonicalize, compiled
 from urlsan.core.backends import FINDING as BACKEND_FINDING
+from urlsan.core.canonical import canonicalize_python
 from urlsan.core.findings import FINDING_NAMES, NFKC_SEPARATORS
 from urlsan.core.result import MAX_OFFSETS
+from urlsan.core.taxonomy import KINDS
 
 # (target, finding name, component, offset of the first occurrence, detail)
 CASES = [
@@ -181,3 +183,28 @@ def test_the_nfkc_separators_are_every_character_nfkc_makes_one() -> None:
         if (n := unicodedata.normalize("NFKC", chr(c))) and set(n) <= set("./\\%")
     )
     assert derived == NFKC_SEPARATORS
+
+
+# --- each finding kind as declared (urlsan.core.taxonomy.KINDS): its examples carry it
+
+
+def _examples() -> list[tuple[str, str]]:
+    return [(name, example) for name, kind in KINDS.items() for example in kind.examples]
+
+
+def test_each_kind_is_declared_with_what_it_flags_and_examples() -> None:
+    for name, kind in KINDS.items():
+        assert kind.flags, name
+        # the backends' finding is the proxy's decision's, not canonicalize's
+        assert kind.examples or name == BACKEND_FINDING, name
+
+
+@pytest.mark.parametrize(("name", "example"), _examples())
+def test_each_kind_is_found_in_its_examples_on_the_compiled_path(name: str, example: str) -> None:
+    assert name in {f.rule for f in canonicalize_python(example).findings}
+    assert name in {f.rule for f in canonicalize(example).findings}
+    if compiled.twin is None:
+        return
+    # The compiled twin serves every kind; an IDN host is the idna package's (the driver).
+    host = example.partition("://")[2].partition("/")[0]
+    assert compiled.declined() == (None if host.isascii() else "non-ASCII host (IDN)"), example
