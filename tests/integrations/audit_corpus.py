@@ -16,7 +16,19 @@ import json
 from pathlib import Path
 from typing import Any
 
+from urlsan.audit.report import Summary
 from urlsan.cli.main import main
+
+# Options of `urlsan audit`, each other than its default, as its flags and as keywords.
+OPTIONS = {
+    "profile": "crawler",
+    "rules": "+merge-slashes",
+    "mode": "reject",
+    "signed": "rewrite",
+    "backends": "nginx",
+    "redact": "q",
+}
+FLAGS = [part for k, v in OPTIONS.items() for part in (f"--{k}", v)]
 
 _TIME = "[22/Nov/2026:04:57:{:02d} +0000]"
 
@@ -118,3 +130,15 @@ def without_nulls(value: Any) -> Any:
     if isinstance(value, list):
         return [without_nulls(v) for v in value]
     return value
+
+
+def reported(*logs: Path) -> dict[str, Any]:
+    """What ``urlsan report`` makes of ``logs`` (its ``--json``, but for the file names)."""
+    summary = Summary()
+    for log in logs:
+        with log.open("rb") as stream:
+            summary.read(stream, log.name)
+    assert not summary.not_audit_logs and not summary.malformed
+    out: dict[str, Any] = summary.as_dict()
+    out.pop("sources")
+    return out

@@ -21,26 +21,17 @@ from distributed import Client, LocalCluster
 
 from tests.integrations.audit_corpus import (
     ACCESS_LINES,
+    FLAGS,
+    OPTIONS,
+    reported,
     urlsan_audit,
     without_nulls,
     write_files,
 )
 from urlsan import _audit_frames
-from urlsan.audit.report import Summary
 from urlsan.dask import AUDIT_META, audit
 
 pytestmark = pytest.mark.e2e
-
-# Options of `urlsan audit`, each other than its default, as its flags and as keywords.
-OPTIONS = {
-    "profile": "crawler",
-    "rules": "+merge-slashes",
-    "mode": "reject",
-    "signed": "rewrite",
-    "backends": "nginx",
-    "redact": "q",
-}
-FLAGS = [part for k, v in OPTIONS.items() for part in (f"--{k}", v)]
 
 
 @pytest.fixture(scope="module")
@@ -108,22 +99,12 @@ def test_written_json_lines_are_read_by_urlsan_report(client: Client, tmp_path: 
     out = tmp_path / "records"
     utf8.drop(columns="line").to_json(str(out / "*.jsonl"), orient="records", lines=True)
 
-    def report(*logs: Path) -> dict[str, Any]:
-        summary = Summary()  # what `urlsan report` reads and summarizes
-        for log in logs:
-            with log.open("rb") as stream:
-                summary.read(stream, log.name)
-        assert not summary.not_audit_logs and not summary.malformed
-        result: dict[str, Any] = summary.as_dict()
-        result.pop("sources")
-        return result
-
     expected = tmp_path / "expected-utf8.jsonl"
     lines = urlsan_audit(tmp_path, [paths["access-log"]])
     expected.write_bytes(b"".join(line + b"\n" for line in lines if b"\\udc" not in line))
-    want = report(expected)
+    want = reported(expected)
     assert len(lines) > want["requests"] >= 7
-    assert report(*sorted(out.glob("*.jsonl"), key=lambda p: int(p.stem))) == want
+    assert reported(*sorted(out.glob("*.jsonl"), key=lambda p: int(p.stem))) == want
 
 
 def test_bad_options_fail_before_any_task() -> None:

@@ -29,27 +29,18 @@ from pyspark.sql.types import ArrayType, DataType, StructType
 
 from tests.integrations.audit_corpus import (
     ACCESS_LINES,
+    FLAGS,
+    OPTIONS,
+    reported,
     urlsan_audit,
     without_nulls,
     write_files,
 )
 from urlsan import _audit_frames
-from urlsan.audit.report import Summary
 from urlsan.cli.main import main
 from urlsan.spark import AUDIT_TYPE, RECORD_TYPE, audit, spark_type
 
 pytestmark = pytest.mark.e2e
-
-# Options of `urlsan audit`, each other than its default, as its flags and as keywords.
-OPTIONS = {
-    "profile": "crawler",
-    "rules": "+merge-slashes",
-    "mode": "reject",
-    "signed": "rewrite",
-    "backends": "nginx",
-    "redact": "q",
-}
-FLAGS = [part for k, v in OPTIONS.items() for part in (f"--{k}", v)]
 
 
 def lines_of(frame: Any) -> list[bytes]:
@@ -149,22 +140,11 @@ def test_written_json_lines_are_read_by_urlsan_report(spark: SparkSession, tmp_p
     kept = [line for line in expected.read_bytes().splitlines(True) if b"\\udc" not in line]
     expected_utf8.write_bytes(b"".join(kept))
 
-    def report(*logs: Path) -> dict[str, Any]:
-        # What `urlsan report` reads and summarizes (its --json, but for the file names).
-        summary = Summary()
-        for log in logs:
-            with log.open("rb") as stream:
-                summary.read(stream, log.name)
-        assert not summary.not_audit_logs and not summary.malformed
-        out: dict[str, Any] = summary.as_dict()
-        out.pop("sources")
-        return out
-
-    want = report(expected)
+    want = reported(expected)
     assert want["requests"] == len(expected.read_bytes().splitlines()) > 10
-    assert report(*sorted(lines.glob("part-*"))) == want
+    assert reported(*sorted(lines.glob("part-*"))) == want
     assert len(kept) < want["requests"]
-    assert report(*sorted(fields.glob("part-*"))) == report(expected_utf8)
+    assert reported(*sorted(fields.glob("part-*"))) == reported(expected_utf8)
 
 
 def test_bad_options_fail_on_the_driver(spark: SparkSession) -> None:
