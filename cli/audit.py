@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
 import sys
 from collections.abc import Callable
 from typing import IO, Any
@@ -16,15 +17,30 @@ from typing import IO, Any
 from ..addon import decision
 from ..addon.options import AUDIT, BY_NAME
 from ..audit import record, sources
-from ..audit.redact import DEFAULT_REDACT, Redactor
+from ..audit.redact import Redactor
+from ..audit.traffic import CUT_LINE
 from . import matching
+from .argtypes import jobs
+from .audit_lines import Auditor, LogLines
+from .batch import run_blocks
 from .flags import FLAGS, add_flags, values
-from .inputs import close_input
-from .matching import Matcher, MatchingFlows
+from .inputs import BlockReader, close_input
+from .matching import MatchingFlows
 from .output import Output
 from .progress import Progress, input_size
-from .status import EXIT_BAD_LINES, EXIT_OK, EXIT_WRITE_ERROR, OutputError, UsageError
+from .spans import regular_file
+from .status import (
+    EXIT_BAD_LINES,
+    EXIT_OK,
+    EXIT_WORKER_DIED,
+    EXIT_WRITE_ERROR,
+    OutputError,
+    UsageError,
+    WorkerDied,
+)
 from .terminal import isatty
+
+__all__ = ["FORMAT_TITLES", "Auditor", "add_parser", "auditor_for", "cmd_audit"]
 
 _EXAMPLES = 5  # unreadable entries shown by place; the others only counted
 
@@ -74,6 +90,16 @@ def add_parser(sub: Any) -> None:
     # mitmdump's port).
     add_flags(audit, AUDIT)
     audit.add_argument(
+        "-j",
+        "--jobs",
+        type=jobs,
+        default=1,
+        metavar="N",
+        help="worker processes for access logs (0: one per CPU; default: 1), started only when "
+        "the input turns out long enough to pay for them; the records are those of --jobs 1, "
+        "in the same order; a dead worker ends the run (status 5)",
+    )
+    audit.add_argument(
         "--no-progress",
         action="store_true",
         help="no progress bar (shown on a terminal for inputs taking over 1 s)",
@@ -82,29 +108,6 @@ def add_parser(sub: Any) -> None:
         "-q", "--quiet", action="store_true", help="no summary on stderr (problems still are)"
     )
     audit.set_defaults(func=cmd_audit)
-
-
-class Auditor:
-    """What the proxy would have recorded for one request: `urlsan.addon.decision` decides, as
-    it does for the proxy, in the mode the proxy would have run in (audit by default)."""
-
-    def __init__(
-        self,
-        settings: decision.Settings,
-        redactor: Redactor | None = None,
-        matches: Matcher | None = None,
-    ) -> None:
-        self.settings = settings
-        self.redactor = redactor or Redactor.of(DEFAULT_REDACT)
-        self.matches = matches  # --filter: the flows the proxy's urlsan_filter lets through
-
-    def check(self, request: sources.Request) -> dict[str, Any] | None:
-        """The audit record of ``request``, or None when the proxy would log nothing."""
-        outcome = decision.examine(request, self.settings)
-        if outcome is None or not outcome.recorded:
-            return None
-        ts = record.rfc3339(request.ts) if request.ts is not None else ""
-        return decision.record(request, outcome, self.settings, ts)
 
 
 class _Tally:
@@ -183,8 +186,9 @@ def _audit_file(
         tally.bad(sources.Unreadable(name, f"unreadable flow data: {flows.error}"))
 
 
-def cmd_audit(args: argparse.Namespace) -> int:
-    given = values(args, AUDIT)
+def auditor_for(given: dict[str, Any]) -> Auditor:
+    """The `Auditor` of the option values ``given`` (`flags.values` of `AUDIT`); `UsageError`
+    for a bad one."""
     try:
         settings = decision.settings(
             given["mode"],
@@ -205,7 +209,92 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if missing is not None:
         raise UsageError(f"{BY_NAME['filter'].flag}: {missing}")
     matches = matching.parse(expr, BY_NAME["filter"].flag) if expr else None
-    auditor = Auditor(settings, Redactor.of(given["redact"]), matches)
+    return Auditor(settings, Redactor.of(given["redact"]), matches)
+
+
+class _LogReader(BlockReader):
+    """An access log in blocks of whole lines (`BlockReader`, lines of any length), which also
+    knows whether the input ended inside a line: that line, unreadable, was cut short."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        super().__init__(stream, max_bytes=sys.maxsize)
+        self.unended = False
+
+    def _read(self, read: Callable[[int], bytes]) -> bytes:
+        data = super()._read(read)
+        if data:
+            self.unended = not data.endswith(b"\n")
+        return data
+
+    def ended_inside_a_line(self) -> bool:
+        """Whether the input's last byte is no line end (once it is read to its end: by this
+        reader, or by workers reading spans of its file)."""
+        fd = regular_file(self.stream)
+        if fd is None:
+            return self.unended
+        size = os.fstat(fd).st_size
+        return size > 0 and os.pread(fd, 1, size - 1) != b"\n"
+
+
+def _audit_log(
+    stream: IO[bytes],
+    name: str,
+    lines: LogLines,
+    jobs: int,
+    write: Callable[[bytes], None],
+    tally: _Tally,
+    progress: Progress,
+) -> None:
+    """An access log a block at a time (`LogLines`), in ``jobs`` worker processes once they
+    pay (`batch.run_blocks`, as ``urlsan canon``): the records in input order."""
+    reader = _LogReader(stream)
+    size, position = input_size(stream)
+    share = (lambda: position() / size) if size and position is not None else None
+    last: tuple[int, str] | None = None  # the last unreadable line: held until the end
+    total = 0
+    try:
+        for _, done in run_blocks(reader, lines, jobs, share):
+            write(done.pieces[0])
+            tally.requests += done.valid
+            tally.records += done.changed
+            total += done.lines
+            for number, why in done.bad:
+                if last is not None:
+                    tally.bad(sources.Unreadable(f"{name}:{last[0]}", last[1]))
+                last = (number, why)
+            progress.update(tally.requests)
+    except (BrokenPipeError, OutputError, WorkerDied):
+        raise
+    except (EOFError, OSError) as e:  # as `_audit_file`: what was read counts
+        tally.bad(sources.Unreadable(name, f"cannot read further: {e}"))
+        return
+    _last_line(reader, name, total, last, tally)
+
+
+def _last_line(
+    reader: _LogReader, name: str, total: int, last: tuple[int, str] | None, tally: _Tally
+) -> None:
+    """The last unreadable line, and where a gzip input is cut, told as `sources.read` tells
+    them: the last line, unreadable and without its line end, was cut short; a cut through it
+    is told with it."""
+    final = last is not None and last[0] == total
+    if last is not None:
+        why = last[1]
+        if final and why == sources.NOT_COMBINED and reader.ended_inside_a_line():
+            why = CUT_LINE
+        cut = sources.gzip_cut(reader.stream) if final else None
+        tally.bad(sources.Unreadable(f"{name}:{last[0]}", why if cut is None else f"{why}; {cut}"))
+        if final:
+            return
+    cut = sources.gzip_cut(reader.stream)
+    if cut is not None:
+        tally.bad(sources.Unreadable(name, cut))
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    given = values(args, AUDIT)
+    auditor = auditor_for(given)
+    expr = given["filter"]
     # Every input is opened (and its format found) before anything is written.
     opened = [(path, *_open(path, args.format, bool(expr))) for path in args.files]
     out = Output(args.output)
@@ -220,7 +309,11 @@ def cmd_audit(args: argparse.Namespace) -> int:
                 progress = Progress(err, size, position, enabled=enabled)
                 name = "<stdin>" if path == "-" else path
                 try:
-                    _audit_file(stream, fmt, name, auditor, out.write, tally, progress)
+                    if fmt == "access-log":
+                        lines = LogLines(auditor, (given,))
+                        _audit_log(stream, name, lines, args.jobs, out.write, tally, progress)
+                    else:
+                        _audit_file(stream, fmt, name, auditor, out.write, tally, progress)
                 finally:
                     progress.close()
                     close_input(stream)  # and the file under a .gz
@@ -229,6 +322,12 @@ def cmd_audit(args: argparse.Namespace) -> int:
     except OutputError as e:
         err.write(f"urlsan audit: cannot write {args.output}: {e}; the records are incomplete\n")
         return EXIT_WRITE_ERROR
+    except WorkerDied:
+        err.write(
+            "urlsan audit: error: a worker process died (killed, or out of memory): "
+            "the records are incomplete\n"
+        )
+        return EXIT_WORKER_DIED
     if not args.quiet:
         err.write(
             f"urlsan audit: {tally.requests:,} request{'s' * (tally.requests != 1)} checked, "

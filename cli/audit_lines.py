@@ -1,0 +1,171 @@
+"""The per-request work of ``urlsan audit``: `Auditor` decides one request, and `LogLines` a
+block of access log lines (`cli.blocks.Block`), in this process or in a ``--jobs`` worker.
+
+Most lines of a server's log ask for a target urlsan leaves as it is and finds nothing in: the
+proxy records nothing for them (`decision.Outcome.recorded`).  `LogLines` finds those in the
+lines `sources.PLAIN_LINES` matches, a block at a time, with one call to `canonicalize` each
+and nothing else: no `Request`, no time parsed, no decision.  Every other line is read by
+`sources.access_line` and decided by `Auditor`, as `sources.read_access_log` and the proxy
+would; tests/cli/test_audit_jobs.py holds the two ways to the same records.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from ..addon import decision
+from ..audit import record, sources
+from ..audit.redact import DEFAULT_REDACT, Redactor
+from ..core import InvalidTarget, canonicalize
+from .blocks import Block, Done
+from .matching import Matcher
+from .spans import read_span
+
+
+class Auditor:
+    """What the proxy would have recorded for one request: `urlsan.addon.decision` decides, as
+    it does for the proxy, in the mode the proxy would have run in (audit by default)."""
+
+    def __init__(
+        self,
+        settings: decision.Settings,
+        redactor: Redactor | None = None,
+        matches: Matcher | None = None,
+    ) -> None:
+        self.settings = settings
+        self.redactor = redactor or Redactor.of(DEFAULT_REDACT)
+        self.matches = matches  # --filter: the flows the proxy's urlsan_filter lets through
+
+    def check(self, request: sources.Request) -> dict[str, Any] | None:
+        """The audit record of ``request``, or None when the proxy would log nothing."""
+        outcome = decision.examine(request, self.settings)
+        if outcome is None or not outcome.recorded:
+            return None
+        ts = record.rfc3339(request.ts) if request.ts is not None else ""
+        return decision.record(request, outcome, self.settings, ts)
+
+    def quiet_check(self) -> Any:
+        """A function of an origin-form request-target (bytes, sent without a Host header)
+        saying True when `decision.examine` would leave a request for it unrecorded for want
+        of anything to say (`decision.untouched`), without a `Request`: the target is no
+        longer than ``max_target`` and `canonicalize` leaves it as it is and finds nothing in
+        it.  None when the settings decide more than the target (``backends``).  False means
+        only that `check` must decide."""
+        settings = self.settings
+        if settings.backends:
+            return None
+        policy, fragment_policy, _ = settings.targets
+        longest = settings.max_target
+
+        def quiet(target: bytes) -> bool:
+            # `decision.check`, as `examine` calls it for such a target: form "origin", no host;
+            # in reject mode a fragment is checked by a policy of its own first.
+            if len(target) > longest or (fragment_policy is not None and b"#" in target):
+                return False
+            try:
+                result = canonicalize(target, policy, form="origin")
+            except InvalidTarget:
+                return False
+            return result.url == result.input and not result.findings
+
+        return quiet
+
+
+class LogLines:
+    """Turns a block of access log lines into its audit records: a plain value, which a
+    ``--jobs`` worker receives once, when it starts (forked: as it is; spawned: pickled, its
+    `Auditor` made again from ``options``).
+
+    Its `Done`: ``lines`` in the block, ``valid`` requests, ``changed`` records written, the
+    records as one piece, and ``bad``: each unreadable line's number (from 0 when the block's
+    first is not known) and why."""
+
+    numbers_lines = False  # the records show no line numbers: workers may read file spans
+
+    def __init__(self, auditor: Auditor, options: tuple[Any, ...] = ()) -> None:
+        self.auditor = auditor
+        self.options = options  # what `auditor_for` made the auditor from, for a spawned worker
+        self.quiet = auditor.quiet_check()
+        self._time: tuple[bytes, float | None] = (b"", None)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        from .audit import auditor_for  # the command's: a spawned worker makes it again
+
+        return _rebuilt, (auditor_for, self.options)
+
+    def __call__(self, block: Block) -> Done:
+        data = block.data
+        if block.span is not None:
+            data = read_span(*block.span, b"\n", sys.maxsize)
+        out: list[bytes] = []
+        bad: list[tuple[int, str]] = []
+        number = block.first  # of the next line
+        requests = 0
+        pos = 0
+        quiet = self.quiet
+        plain = sources.PLAIN_LINES.finditer(data) if quiet is not None else ()
+        for m in plain:
+            start = m.start()
+            if start != pos:  # lines of other shapes before this one
+                requests += self._lines(data[pos:start], number, out, bad)
+                number += data.count(b"\n", pos, start)
+            pos = m.end() + 1
+            number += 1
+            requests += 1
+            if quiet(m.group(4)) or m.group(3) == b"CONNECT":
+                continue  # nothing recorded; CONNECT: no target to audit (`examine`)
+            self._plain(m.groups(), out)
+        if pos < len(data):
+            requests += self._lines(data[pos:], number, out, bad)
+            number += data.count(b"\n", pos)
+        return Done(number - block.first, requests, len(out), [b"".join(out)], bad, [])
+
+    def _plain(self, fields: tuple[Any, ...], out: list[bytes]) -> None:
+        """A line of `sources.PLAIN_LINES` that may be recorded: decided by the `Auditor`."""
+        client, time, method, target, version, status = fields
+        ts = self._clf_time(time)
+        request = sources.Request(
+            ts=ts,
+            client=client.decode("utf-8", "surrogateescape"),
+            method=method.decode("ascii"),
+            scheme="",
+            host=None,
+            target=target,
+            http_version=version.decode("ascii"),
+            where="",
+            status=None if status == b"-" else int(status),
+        )
+        self._record(request, out)
+
+    def _lines(self, data: bytes, number: int, out: list[bytes], bad: list[tuple[int, str]]) -> int:
+        """Lines read one by one (`sources.access_line`); the requests among them."""
+        requests = 0
+        lines = data.split(b"\n")
+        lines.pop()  # each line ends with one: the last piece is empty
+        for raw in lines:
+            item = sources.access_line(raw + b"\n", "")
+            if isinstance(item, sources.Unreadable):
+                bad.append((number, item.why))
+            elif item is not None:
+                requests += 1
+                self._record(item, out)
+            number += 1
+        return requests
+
+    def _record(self, request: sources.Request, out: list[bytes]) -> None:
+        rec = self.auditor.check(request)
+        if rec is not None:
+            out.append(record.serialize(rec, self.auditor.redactor))
+
+    def _clf_time(self, value: bytes) -> float | None:
+        """`sources.clf_time`, the last one kept: a log writes many lines a second."""
+        last, ts = self._time
+        if value != last:
+            ts = sources.clf_time(value)
+            self._time = (value, ts)
+        return ts
+
+
+def _rebuilt(make: Any, options: tuple[Any, ...]) -> LogLines:
+    return LogLines(make(*options), options)
