@@ -438,15 +438,17 @@ _COMBINED = re.compile(
     rb"(?:(?P<vhost>\S+) )?(?P<client>\S+) \S+ \S+ \[(?P<time>[^\]]+)\] "
     rb'"(?P<request>(?:[^"\\]|\\.)*)" (?P<status>\d{3}|-) '
 )
-# The lines most logs are made of, matched a block at a time (`re.MULTILINE`): no virtual host,
-# the time as nginx and Apache write it, an origin-form request-target with nothing escaped,
-# and an HTTP version.  A line it matches gives `_COMBINED` and `parse_request_line` the same
-# fields (`_COMBINED` tries a virtual host first, which needs a fourth field before the '[':
-# here the fourth is the time's first half, followed by its zone, never by '['); any other
-# line is read by `access_line`.  Groups: client, time, method, target, version, status.
-PLAIN_LINES = re.compile(
-    rb"^(\S+) \S+ \S+ \[(\d\d/[A-Za-z]{3}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4})\] "
-    rb'"([A-Za-z]+) (/[^ "\\\n]*) (HTTP/\d(?:\.\d)?)" (\d{3}|-) .*$',
+# Every line of a block (`re.MULTILINE`, `findall`: one row per line, and one empty row after
+# the last line end), the lines most logs are made of in fields: no virtual host, the time as
+# nginx and Apache write it, an origin-form request-target with nothing escaped, and an HTTP
+# version.  For such a line, `_COMBINED` and `parse_request_line` give the same fields
+# (`_COMBINED` tries a virtual host first, which needs a fourth field before the '[': here the
+# fourth is the time's first half, followed by its zone, never by '['); any other line comes
+# whole, in the last group, for `access_line`.  Groups: client, time, method, target, version,
+# status; the other line.
+LINES = re.compile(
+    rb"^(?:(\S+) \S+ \S+ \[(\d\d/[A-Za-z]{3}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4})\] "
+    rb'"([A-Za-z]+) (/[^ "\\\n]*) (HTTP/\d(?:\.\d)?)" (\d{3}|-) .*|(.*))$',
     re.MULTILINE,
 )
 _ESCAPE = re.compile(rb"\\(x[0-9A-Fa-f]{2}|.)")

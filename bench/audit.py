@@ -26,7 +26,6 @@ import json
 import os
 import random
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -35,9 +34,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from corpus import CORPORA, load  # bench/corpus.py
+
 from cli import Run, cache_bytecode, run  # bench/cli.py: a command's CPU, wall and RSS
 from core import dirty  # bench/core.py
-from corpus import CORPORA, load  # bench/corpus.py
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 CLI = [sys.executable, "-m", "urlsan"]
@@ -121,7 +121,9 @@ def write_har(path: Path, targets: list[str]) -> None:
         }
         for i, t in enumerate(targets)
     ]
-    doc = {"log": {"version": "1.2", "creator": {"name": "bench", "version": "1"}, "entries": entries}}
+    doc = {
+        "log": {"version": "1.2", "creator": {"name": "bench", "version": "1"}, "entries": entries}
+    }
     path.write_text(json.dumps(doc), encoding="utf-8", errors="surrogateescape")
 
 

@@ -3,7 +3,7 @@ block of access log lines (`cli.blocks.Block`), in this process or in a ``--jobs
 
 Most lines of a server's log ask for a target urlsan leaves as it is and finds nothing in: the
 proxy records nothing for them (`decision.Outcome.recorded`).  `LogLines` finds those in the
-lines `sources.PLAIN_LINES` matches, a block at a time, with one call to `canonicalize` each
+lines `sources.LINES` matches, a block at a time, with one call to `canonicalize` each
 and nothing else: no `Request`, no time parsed, no decision.  Every other line is read by
 `sources.access_line` and decided by `Auditor`, as `sources.read_access_log` and the proxy
 would; tests/cli/test_audit_jobs.py holds the two ways to the same records.
@@ -98,60 +98,38 @@ class LogLines:
         data = block.data
         if block.span is not None:
             data = read_span(*block.span, b"\n", sys.maxsize)
+        rows = sources.LINES.findall(data)
+        rows.pop()  # the empty row after the last line end
         out: list[bytes] = []
         bad: list[tuple[int, str]] = []
-        number = block.first  # of the next line
-        requests = 0
-        pos = 0
-        quiet = self.quiet
-        plain = sources.PLAIN_LINES.finditer(data) if quiet is not None else ()
-        for m in plain:
-            start = m.start()
-            if start != pos:  # lines of other shapes before this one
-                requests += self._lines(data[pos:start], number, out, bad)
-                number += data.count(b"\n", pos, start)
-            pos = m.end() + 1
-            number += 1
-            requests += 1
-            if quiet(m.group(4)) or m.group(3) == b"CONNECT":
-                continue  # nothing recorded; CONNECT: no target to audit (`examine`)
-            self._plain(m.groups(), out)
-        if pos < len(data):
-            requests += self._lines(data[pos:], number, out, bad)
-            number += data.count(b"\n", pos)
-        return Done(number - block.first, requests, len(out), [b"".join(out)], bad, [])
-
-    def _plain(self, fields: tuple[Any, ...], out: list[bytes]) -> None:
-        """A line of `sources.PLAIN_LINES` that may be recorded: decided by the `Auditor`."""
-        client, time, method, target, version, status = fields
-        ts = self._clf_time(time)
-        request = sources.Request(
-            ts=ts,
-            client=client.decode("utf-8", "surrogateescape"),
-            method=method.decode("ascii"),
-            scheme="",
-            host=None,
-            target=target,
-            http_version=version.decode("ascii"),
-            where="",
-            status=None if status == b"-" else int(status),
-        )
-        self._record(request, out)
-
-    def _lines(self, data: bytes, number: int, out: list[bytes], bad: list[tuple[int, str]]) -> int:
-        """Lines read one by one (`sources.access_line`); the requests among them."""
-        requests = 0
-        lines = data.split(b"\n")
-        lines.pop()  # each line ends with one: the last piece is empty
-        for raw in lines:
-            item = sources.access_line(raw + b"\n", "")
-            if isinstance(item, sources.Unreadable):
-                bad.append((number, item.why))
-            elif item is not None:
-                requests += 1
-                self._record(item, out)
-            number += 1
-        return requests
+        quiet = self.quiet or _never
+        others = 0  # lines that are no request: blank or unreadable
+        for number, row in enumerate(rows, block.first):
+            client, time, method, target, version, status, line = row
+            if not target:  # a line of another shape: read alone
+                item = sources.access_line(line + b"\n", "")
+                if isinstance(item, sources.Request):
+                    self._record(item, out)
+                else:
+                    others += 1
+                    if item is not None:
+                        bad.append((number, item.why))
+            elif quiet(target) or method == b"CONNECT":
+                pass  # nothing recorded; CONNECT: no target to audit (`examine`)
+            else:
+                request = sources.Request(
+                    ts=self._clf_time(time),
+                    client=client.decode("utf-8", "surrogateescape"),
+                    method=method.decode("ascii"),
+                    scheme="",
+                    host=None,
+                    target=target,
+                    http_version=version.decode("ascii"),
+                    where="",
+                    status=None if status == b"-" else int(status),
+                )
+                self._record(request, out)
+        return Done(len(rows), len(rows) - others, len(out), [b"".join(out)], bad, [])
 
     def _record(self, request: sources.Request, out: list[bytes]) -> None:
         rec = self.auditor.check(request)
@@ -165,6 +143,10 @@ class LogLines:
             ts = sources.clf_time(value)
             self._time = (value, ts)
         return ts
+
+
+def _never(target: bytes) -> bool:
+    return False
 
 
 def _rebuilt(make: Any, options: tuple[Any, ...]) -> LogLines:
