@@ -81,8 +81,8 @@ def _nginx(target: str) -> str:
 
 
 def write_log(path: Path, targets: list[str], rng: random.Random) -> None:
-    clients = [f"{rng.randrange(1, 224)}.{rng.randrange(256)}.{rng.randrange(256)}.{rng.randrange(1, 255)}"
-               for _ in range(5_000)]  # fmt: skip
+    octets = (224, 256, 256, 255)
+    clients = [".".join(str(rng.randrange(1, n)) for n in octets) for _ in range(5_000)]
     referrers = ["-"] * 6 + [f"https://www.example.com{t}" for t in targets[:4]]
     second = 1_764_316_800
     with path.open("w", encoding="utf-8", errors="surrogateescape") as f:
