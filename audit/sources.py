@@ -439,15 +439,16 @@ _COMBINED = re.compile(
     rb'"(?P<request>(?:[^"\\]|\\.)*)" (?P<status>\d{3}|-) '
 )
 # Every line of a block (`re.MULTILINE`, `findall`: one row per line, and one empty row after
-# the last line end), the lines most logs are made of in fields: no virtual host, the time as
-# nginx and Apache write it, an origin-form request-target with nothing escaped, and an HTTP
-# version.  For such a line, `_COMBINED` and `parse_request_line` give the same fields
-# (`_COMBINED` tries a virtual host first, which needs a fourth field before the '[': here the
-# fourth is the time's first half, followed by its zone, never by '['); any other line comes
-# whole, in the last group, for `access_line`.  Groups: client, time, method, target, version,
-# status; the other line.
+# the last line end), the lines most logs are made of in fields: a virtual host or none, the
+# time as nginx and Apache write it, an origin-form request-target with nothing escaped, and an
+# HTTP version.  For such a line, `_COMBINED` and `parse_request_line` give the same fields:
+# with that time, a line has a virtual host for both or for neither (three fields before the
+# '[' of the time, or four, so that trying three first, as here, finds what `_COMBINED` finds
+# trying four first, sooner where most lines have three).  Any other line comes whole, in the
+# last group, for `access_line`.  Groups: virtual host (empty: none), client, time, method,
+# target, version, status; the other line.
 LINES = re.compile(
-    rb"^(?:(\S+) \S+ \S+ \[(\d\d/[A-Za-z]{3}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4})\] "
+    rb"^(?:(?:(\S+) )??(\S+) \S+ \S+ \[(\d\d/[A-Za-z]{3}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4})\] "
     rb'"([A-Za-z]+) (/[^ "\\\n]*) (HTTP/\d(?:\.\d)?)" (\d{3}|-) .*|(.*))$',
     re.MULTILINE,
 )

@@ -2,9 +2,10 @@
 block of access log lines (`cli.blocks.Block`), in this process or in a ``--jobs`` worker.
 
 Most lines of a server's log ask for a target urlsan leaves as it is and finds nothing in: the
-proxy records nothing for them (`decision.Outcome.recorded`).  `LogLines` finds those in the
-lines `sources.LINES` matches, a block at a time, with one call to `canonicalize` each
-and nothing else: no `Request`, no time parsed, no decision.  Every other line is read by
+proxy records nothing for them (`decision.Outcome.recorded`).  `LogLines` finds those among
+the lines of the common shape (`sources.LINES`, one match for a whole block) with one call to
+`canonicalize` each (and the Host's check, with a virtual host): no `Request`, no time
+parsed, no `Outcome`, no record.  Every other line is read by
 `sources.access_line` and decided by `Auditor`, as `sources.read_access_log` and the proxy
 would; tests/cli/test_audit_jobs.py holds the two ways to the same records.
 """
@@ -12,6 +13,7 @@ would; tests/cli/test_audit_jobs.py holds the two ways to the same records.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from ..addon import decision
@@ -45,24 +47,27 @@ class Auditor:
         ts = record.rfc3339(request.ts) if request.ts is not None else ""
         return decision.record(request, outcome, self.settings, ts)
 
-    def quiet_check(self) -> Any:
-        """A function of an origin-form request-target (bytes, sent without a Host header)
-        saying True when `decision.examine` would leave a request for it unrecorded for want
-        of anything to say (`decision.untouched`), without a `Request`: the target is no
-        longer than ``max_target`` and `canonicalize` leaves it as it is and finds nothing in
-        it.  None when the settings decide more than the target (``backends``).  False means
-        only that `check` must decide."""
+    def quiet_check(self) -> Callable[[bytes, str | None], bool] | None:
+        """A function of an origin-form request-target (bytes) and the Host it was sent to
+        (None: none) saying True when `decision.examine` would leave a request for it without a
+        record for want of anything to say (`decision.untouched`), without a `Request`: the
+        target is no longer than ``max_target``, `canonicalize` leaves it as it is and finds
+        nothing in it, and the Host is canonical.  None when the settings decide more than the
+        target and Host (``backends``).  False means only that `check` must decide."""
         settings = self.settings
         if settings.backends:
             return None
         policy, fragment_policy, _ = settings.targets
         longest = settings.max_target
 
-        def quiet(target: bytes) -> bool:
-            # `decision.check`, as `examine` calls it for such a target: form "origin", no host;
-            # in reject mode a fragment is checked by a policy of its own first.
+        def quiet(target: bytes, host: str | None) -> bool:
+            # `decision.check`, as `examine` calls it: form "origin"; in reject mode a fragment
+            # is checked by a policy of its own first.
             if len(target) > longest or (fragment_policy is not None and b"#" in target):
                 return False
+            if host is not None:  # parameter specs scoped by host; the Host's own check
+                checked = decision.check(target, settings.targets, host)
+                return decision.untouched(checked, settings, "", host, None)
             try:
                 result = canonicalize(target, policy, form="origin")
             except InvalidTarget:
@@ -105,7 +110,7 @@ class LogLines:
         quiet = self.quiet or _never
         others = 0  # lines that are no request: blank or unreadable
         for number, row in enumerate(rows, block.first):
-            client, time, method, target, version, status, line = row
+            vhost, client, time, method, target, version, status, line = row
             if not target:  # a line of another shape: read alone
                 item = sources.access_line(line + b"\n", "")
                 if isinstance(item, sources.Request):
@@ -114,21 +119,22 @@ class LogLines:
                     others += 1
                     if item is not None:
                         bad.append((number, item.why))
-            elif quiet(target) or method == b"CONNECT":
-                pass  # nothing recorded; CONNECT: no target to audit (`examine`)
-            else:
-                request = sources.Request(
-                    ts=self._clf_time(time),
-                    client=client.decode("utf-8", "surrogateescape"),
-                    method=method.decode("ascii"),
-                    scheme="",
-                    host=None,
-                    target=target,
-                    http_version=version.decode("ascii"),
-                    where="",
-                    status=None if status == b"-" else int(status),
-                )
-                self._record(request, out)
+                continue
+            host = vhost.decode("utf-8", "surrogateescape") if vhost else None
+            if method == b"CONNECT" or quiet(target, host):
+                continue  # nothing recorded; CONNECT: no target to audit (`examine`)
+            request = sources.Request(
+                ts=self._clf_time(time),
+                client=client.decode("utf-8", "surrogateescape"),
+                method=method.decode("ascii"),
+                scheme="",
+                host=host,
+                target=target,
+                http_version=version.decode("ascii"),
+                where="",
+                status=None if status == b"-" else int(status),
+            )
+            self._record(request, out)
         return Done(len(rows), len(rows) - others, len(out), [b"".join(out)], bad, [])
 
     def _record(self, request: sources.Request, out: list[bytes]) -> None:
@@ -145,7 +151,7 @@ class LogLines:
         return ts
 
 
-def _never(target: bytes) -> bool:
+def _never(target: bytes, host: str | None) -> bool:
     return False
 
 
