@@ -254,3 +254,45 @@ def test_blocks_alone_match_one_line_at_a_time(tmp_path: Path) -> None:
         bad += done.bad
         number += done.lines
     assert b"".join(got) == records and count == requests and len(bad) == unreadable
+
+
+_TRICKY = [
+    b'1.2.3.4 - - [10/Oct/2000:13:55:36 -0700] "GET /a HTTP/1.1" 200 1',
+    b'vh:80 1.2.3.4 - - [10/Oct/2000:13:55:36 -0700] "GET /a HTTP/1.1" 200 1',
+    b'vh 1.2.3.4 - [10/Oct/2000:13:55:36 -0700] "GET /a HTTP/1.1" 200 1 "-" "x"',
+    b'a b c d [10/Oct/2000:13:55:36 -0700] "GET /a HTTP/1.1" - 1',
+    b'1.2.3.4 - - [10/Oct/2000:13:55:36 -0700] "GET /a HTTP/1.1" 200 1\r',
+    b'1.2.3.4 - - [10/Oct/2000:13:55:36 -0700] "GET /a b HTTP/1.1" 200 1',
+    b'1.2.3.4 - - [10/Oct/2000:13:55:36 -0700] "GET /a HTTP/1.1" 200',
+    b'1.2.3.4 - - [10/Oct/2000:13:55:36 -0700] "get /a\tb HTTP/9" 200 1',
+    b'1.2.3.4 - - [10/Oct/2000:13:55:36] "GET /a HTTP/1.1" 200 1',
+    b'1.2.3.4 - - [10/Oct/2000:13:55:36 -0700] "CONNECT /a HTTP/1.1" 200 1',
+    b'1.2.3.4 - - [10/Oct/2000:13:55:36 -0700] [x] "GET /a HTTP/1.1" 200 1',
+    b'1.2.3.4 - - [10/Oct/2000:13:55:36 -0700] "GET /a HTTP/1.1" 200 1 "-" "a \\" b"',
+    b'  1.2.3.4 - - [10/Oct/2000:13:55:36 -0700] "GET /a HTTP/1.1" 200 1',
+    b"",
+    b"   ",
+]
+
+
+@pytest.mark.parametrize("line", _TRICKY)
+def test_a_line_in_fields_reads_as_the_line_alone(line: bytes) -> None:
+    """What `sources.LINES` takes apart gives the `Request` `sources.access_line` reads."""
+    rows = sources.LINES.findall(line + b"\n")
+    assert len(rows) == 2 and rows[-1] == (b"",) * 8
+    vhost, client, time, method, target, version, status, other = rows[0]
+    alone = sources.access_line(line + b"\n", "")
+    if not target:
+        assert other == line.rstrip(b"\r") or other == line
+        return
+    assert alone == sources.Request(
+        ts=sources.clf_time(time),
+        client=client.decode(),
+        method=method.decode(),
+        scheme="",
+        host=vhost.decode() or None,
+        target=target,
+        http_version=version.decode(),
+        where="",
+        status=None if status == b"-" else int(status),
+    )
