@@ -17,15 +17,16 @@ from typing import IO, Any
 from ..addon import decision
 from ..addon.options import AUDIT, BY_NAME
 from ..audit import record, sources
-from ..audit.redact import Redactor
+from ..audit.redact import DEFAULT_REDACT, Redactor
 from ..audit.traffic import CUT_LINE
+from ..core import InvalidTarget, canonicalize
 from . import matching
 from .argtypes import jobs
-from .audit_lines import Auditor, LogLines
+from .audit_lines import LogLines, Quiet
 from .batch import run_blocks
 from .flags import FLAGS, add_flags, values
 from .inputs import BlockReader, close_input
-from .matching import MatchingFlows
+from .matching import Matcher, MatchingFlows
 from .output import Output
 from .progress import Progress, input_size
 from .spans import regular_file
@@ -108,6 +109,58 @@ def add_parser(sub: Any) -> None:
         "-q", "--quiet", action="store_true", help="no summary on stderr (problems still are)"
     )
     audit.set_defaults(func=cmd_audit)
+
+
+class Auditor:
+    """What the proxy would have recorded for one request: `urlsan.addon.decision` decides, as
+    it does for the proxy, in the mode the proxy would have run in (audit by default)."""
+
+    def __init__(
+        self,
+        settings: decision.Settings,
+        redactor: Redactor | None = None,
+        matches: Matcher | None = None,
+    ) -> None:
+        self.settings = settings
+        self.redactor = redactor or Redactor.of(DEFAULT_REDACT)
+        self.matches = matches  # --filter: the flows the proxy's urlsan_filter lets through
+
+    def check(self, request: sources.Request) -> dict[str, Any] | None:
+        """The audit record of ``request``, or None when the proxy would log nothing."""
+        outcome = decision.examine(request, self.settings)
+        if outcome is None or not outcome.recorded:
+            return None
+        ts = record.rfc3339(request.ts) if request.ts is not None else ""
+        return decision.record(request, outcome, self.settings, ts)
+
+    def quiet_check(self) -> Quiet | None:
+        """A function of an origin-form request-target (bytes) and the Host it was sent to
+        (None: none) saying True when `decision.examine` would leave a request for it without a
+        record for want of anything to say (`decision.untouched`), without a `Request`: the
+        target is no longer than ``max_target``, `canonicalize` leaves it as it is and finds
+        nothing in it, and the Host is canonical.  None when the settings decide more than the
+        target and Host (``backends``).  False means only that `check` must decide."""
+        settings = self.settings
+        if settings.backends:
+            return None
+        policy, fragment_policy, _ = settings.targets
+        longest = settings.max_target
+
+        def quiet(target: bytes, host: str | None) -> bool:
+            # `decision.check`, as `examine` calls it: form "origin"; in reject mode a fragment
+            # is checked by a policy of its own first.
+            if len(target) > longest or (fragment_policy is not None and b"#" in target):
+                return False
+            if host is not None:  # parameter specs scoped by host; the Host's own check
+                checked = decision.check(target, settings.targets, host)
+                return decision.untouched(checked, settings, "", host, None)
+            try:
+                result = canonicalize(target, policy, form="origin")
+            except InvalidTarget:
+                return False
+            return result.url == result.input and not result.findings
+
+        return quiet
 
 
 class _Tally:
@@ -310,7 +363,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
                 name = "<stdin>" if path == "-" else path
                 try:
                     if fmt == "access-log":
-                        lines = LogLines(auditor, (given,))
+                        lines = LogLines(auditor, auditor_for, (given,))
                         _audit_log(stream, name, lines, args.jobs, out.write, tally, progress)
                     else:
                         _audit_file(stream, fmt, name, auditor, out.write, tally, progress)

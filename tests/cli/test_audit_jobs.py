@@ -165,7 +165,7 @@ def test_log_lines_pickle_for_a_spawned_worker(tmp_path: Path) -> None:
     _log(log, 500)
     args = build_parser().parse_args(["audit", "--mode", "reject", str(log)])
     given = values(args, AUDIT)
-    lines = LogLines(auditor_for(given), (given,))
+    lines = LogLines(auditor_for(given), auditor_for, (given,))
     again = pickle.loads(pickle.dumps(lines))
     block = Block(log.read_bytes(), 1)
     assert again(block) == lines(block)
@@ -241,7 +241,7 @@ def test_blocks_alone_match_one_line_at_a_time(tmp_path: Path) -> None:
     _log(log, 2_000, seed=9)
     args = build_parser().parse_args(["audit", str(log)])
     given = values(args, AUDIT)
-    lines = LogLines(auditor_for(given), (given,))
+    lines = LogLines(auditor_for(given), auditor_for, (given,))
     records, requests, unreadable, _ = _one_at_a_time(log)
     data = log.read_bytes().split(b"\n")[:-1]
     got, count, bad, number = [], 0, [], 1
