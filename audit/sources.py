@@ -258,14 +258,15 @@ def _with_cut(items: Iterable[Item], stream: IO[bytes], name: str) -> Iterator[I
 # --- mitmproxy flow files
 
 
-def read_flows(stream: IO[bytes], name: str) -> Iterator[Item]:
+def read_flows(stream: IO[bytes], name: str, before: int = 0) -> Iterator[Item]:
     """HTTP requests of a mitmproxy flow file; other flows (TCP, UDP, DNS) and CONNECTs are
     not request-targets to audit and are passed over.  Raises `ImportError` without mitmproxy.
+    ``before``: the flows of the file before ``stream``'s first, when it starts further on.
     """
     from mitmproxy import exceptions, http
     from mitmproxy.io import FlowReader
 
-    number = 0
+    number = before
     try:
         for flow in FlowReader(cast(BinaryIO, stream)).stream():
             number += 1

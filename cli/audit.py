@@ -11,8 +11,8 @@ import argparse
 import io
 import os
 import sys
-from collections.abc import Callable
-from typing import IO, Any
+from collections.abc import Callable, Iterator
+from typing import IO, Any, cast
 
 from ..addon import decision
 from ..addon.options import AUDIT, BY_NAME
@@ -20,10 +20,11 @@ from ..audit import record, sources
 from ..audit.redact import DEFAULT_REDACT, Redactor
 from ..audit.traffic import CUT_LINE
 from ..core import InvalidTarget, canonicalize
-from . import matching
+from . import audit_flows, matching
 from .argtypes import jobs
 from .audit_lines import LogLines, Quiet
-from .batch import run_blocks
+from .batch import START_METHOD, run_blocks
+from .blocks import Done
 from .flags import FLAGS, add_flags, values
 from .inputs import BlockReader, close_input
 from .matching import Matcher, MatchingFlows
@@ -205,21 +206,16 @@ def _open(path: str, fmt: str, filtered: bool) -> tuple[IO[bytes], str]:
     return stream, found
 
 
-def _audit_file(
-    stream: IO[bytes],
-    fmt: str,
+def _audit_items(
+    items: Iterator[sources.Item],
     name: str,
     auditor: Auditor,
     write: Callable[[bytes], None],
     tally: _Tally,
     progress: Progress,
 ) -> None:
-    flows = None
-    if auditor.matches is not None:  # flow files alone (`_open`)
-        flows = MatchingFlows(stream, auditor.matches)
-        stream = io.BufferedReader(flows)
     try:
-        for item in sources.read(stream, fmt, name):
+        for item in items:
             if isinstance(item, sources.Unreadable):
                 tally.bad(item)
                 continue
@@ -235,8 +231,66 @@ def _audit_file(
         # An input that fails under its reader (a read error of the disk, a pipe): what was
         # read counts, the rest of this file cannot be found.
         tally.bad(sources.Unreadable(name, f"cannot read further: {e}"))
+
+
+def _audit_file(
+    stream: IO[bytes],
+    fmt: str,
+    name: str,
+    auditor: Auditor,
+    write: Callable[[bytes], None],
+    tally: _Tally,
+    progress: Progress,
+) -> None:
+    flows = None
+    if auditor.matches is not None:  # flow files alone (`_open`)
+        flows = MatchingFlows(stream, auditor.matches)
+        stream = io.BufferedReader(flows)
+    _audit_items(sources.read(stream, fmt, name), name, auditor, write, tally, progress)
     if flows is not None and flows.error is not None:
         tally.bad(sources.Unreadable(name, f"unreadable flow data: {flows.error}"))
+
+
+def _flows_in_spans(stream: IO[bytes], jobs: int, auditor: Auditor) -> bool:
+    """Whether ``--jobs`` workers read a flow file in spans (`audit_flows`): a regular file,
+    which forked workers have open, and no --filter (whose matching reads the stream)."""
+    fork = START_METHOD == "fork"
+    return jobs > 1 and fork and auditor.matches is None and regular_file(stream) is not None
+
+
+def _audit_flows(
+    stream: IO[bytes],
+    name: str,
+    auditor: Auditor,
+    jobs: int,
+    write: Callable[[bytes], None],
+    tally: _Tally,
+    progress: Progress,
+) -> None:
+    """A flow file's whole flows in spans, each audited by a worker, the records in file
+    order; then the rest of it (a flow cut short, bytes that are no flow, flows written
+    meanwhile) read here, as `_audit_file` reads a whole file."""
+    spans = audit_flows.FlowSpans(cast(int, regular_file(stream)), stream.tell())
+    stopped = False
+
+    def on_done(done: Done) -> bool:
+        nonlocal stopped
+        write(done.pieces[0])
+        tally.requests += done.valid
+        tally.records += done.changed
+        for _, text in done.bad:  # where one process stops reading
+            where, _, why = text.partition("\n")
+            tally.bad(sources.Unreadable(where, why))
+            stopped = True
+        progress.update(tally.requests)
+        return not stopped
+
+    audit_flows.run(spans, audit_flows.FlowWork(auditor, name), jobs, on_done)
+    if stopped:
+        return
+    stream.seek(spans.end)
+    rest = sources.read_flows(stream, name, before=spans.flows)
+    _audit_items(rest, name, auditor, write, tally, progress)
 
 
 def auditor_for(given: dict[str, Any]) -> Auditor:
@@ -365,6 +419,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
                     if fmt == "access-log":
                         lines = LogLines(auditor, auditor_for, (given,))
                         _audit_log(stream, name, lines, args.jobs, out.write, tally, progress)
+                    elif fmt == "flows" and _flows_in_spans(stream, args.jobs, auditor):
+                        _audit_flows(stream, name, auditor, args.jobs, out.write, tally, progress)
                     else:
                         _audit_file(stream, fmt, name, auditor, out.write, tally, progress)
                 finally:

@@ -296,3 +296,63 @@ def test_a_line_in_fields_reads_as_the_line_alone(line: bytes) -> None:
         where="",
         status=None if status == b"-" else int(status),
     )
+
+
+def _flow_file(path: Path, count: int) -> list[int]:
+    """A flow file of HTTP flows (some CONNECTs, some TCP flows) for the targets above; the
+    offset where each flow ends."""
+    mio = pytest.importorskip("mitmproxy.io")
+    from mitmproxy.test import tflow, tutils
+
+    rng, ends = random.Random(4), []
+    with path.open("wb") as f:
+        writer = mio.FlowWriter(f)
+        for i in range(count):
+            if i % 37 == 5:
+                writer.add(tflow.ttcpflow())
+            else:
+                target = rng.choice(_TARGETS).encode("latin-1")
+                method = b"CONNECT" if i % 41 == 7 else b"GET"
+                req = tutils.treq(path=target if target.startswith(b"/") else b"/x", method=method)
+                writer.add(tflow.tflow(req=req, resp=i % 3 != 0))
+            ends.append(f.tell())
+    return ends
+
+
+@pytest.mark.parametrize("damage", ["whole", "cut", "garbage"])
+def test_flow_files_in_spans_give_the_records_of_one_process(
+    urlsan: RunUrlsan, tmp_path: Path, damage: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from urlsan.cli import audit_flows
+
+    flows = tmp_path / "traffic.flows"
+    ends = _flow_file(flows, 400)
+    data = flows.read_bytes()
+    middle = ends[250]
+    if damage == "cut":
+        data = data[: ends[-1] - 100]
+    elif damage == "garbage":
+        data = data[:middle] + b"xx" + data[middle:]
+    flows.write_bytes(data)
+    records, requests = [], 0
+    args = build_parser().parse_args(["audit", str(flows)])
+    auditor = auditor_for(values(args, AUDIT))
+    bad = []
+    with sources.open_source(str(flows)) as stream:
+        for item in sources.read(stream, "flows", str(flows)):
+            if isinstance(item, sources.Unreadable):
+                bad.append(f"  {item.where}: {item.why}")
+                continue
+            requests += 1
+            rec = auditor.check(item)
+            if rec is not None:
+                records.append(record.serialize(rec, auditor.redactor))
+    one = urlsan("audit", str(flows))
+    monkeypatch.setattr(audit_flows, "SPAN_BYTES", 20_000)  # dozens of spans
+    two = urlsan("audit", "--jobs", "2", str(flows))
+    assert one.out == two.out == b"".join(records)
+    assert one.err == two.err and one.status == two.status
+    assert f"{requests:,} requests checked" in two.err
+    assert two.err.splitlines()[2:] == bad
+    assert (damage == "whole") == (not bad)
+    assert not worker_pids(os.getpid())
