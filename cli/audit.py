@@ -97,9 +97,9 @@ def add_parser(sub: Any) -> None:
         type=jobs,
         default=1,
         metavar="N",
-        help="worker processes for access logs (0: one per CPU; default: 1), started only when "
-        "the input turns out long enough to pay for them; the records are those of --jobs 1, "
-        "in the same order; a dead worker ends the run (status 5)",
+        help="worker processes for access logs and flow files (0: one per CPU; default: 1), "
+        "started only when the input turns out long enough to pay for them; the records are "
+        "those of --jobs 1, in the same order; a dead worker ends the run (status 5)",
     )
     audit.add_argument(
         "--no-progress",
