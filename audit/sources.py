@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import gzip
 import importlib
-import importlib.metadata
 import io
 import json
 import re
@@ -41,6 +40,8 @@ __all__ = [
     "Item",
     "Request",
     "Unreadable",
+    "access_line",
+    "clf_time",
     "compressed_file",
     "detect",
     "gzip_cut",
@@ -94,6 +95,8 @@ def missing_reader(fmt: str) -> str | None:
 
 def _requirement(need: Needs) -> str:
     """The version range of ``need`` as urlsan's metadata (its pyproject.toml) declares it."""
+    import importlib.metadata  # here: a fifth of the start-up of every `urlsan audit`
+
     try:
         declared = importlib.metadata.requires("urlsan") or []
     except importlib.metadata.PackageNotFoundError:  # run from a tree that was never installed
@@ -255,14 +258,15 @@ def _with_cut(items: Iterable[Item], stream: IO[bytes], name: str) -> Iterator[I
 # --- mitmproxy flow files
 
 
-def read_flows(stream: IO[bytes], name: str) -> Iterator[Item]:
+def read_flows(stream: IO[bytes], name: str, before: int = 0) -> Iterator[Item]:
     """HTTP requests of a mitmproxy flow file; other flows (TCP, UDP, DNS) and CONNECTs are
     not request-targets to audit and are passed over.  Raises `ImportError` without mitmproxy.
+    ``before``: the flows of the file before ``stream``'s first, when it starts further on.
     """
     from mitmproxy import exceptions, http
     from mitmproxy.io import FlowReader
 
-    number = 0
+    number = before
     try:
         for flow in FlowReader(cast(BinaryIO, stream)).stream():
             number += 1
@@ -435,6 +439,20 @@ _COMBINED = re.compile(
     rb"(?:(?P<vhost>\S+) )?(?P<client>\S+) \S+ \S+ \[(?P<time>[^\]]+)\] "
     rb'"(?P<request>(?:[^"\\]|\\.)*)" (?P<status>\d{3}|-) '
 )
+# Every line of a block (`re.MULTILINE`, `findall`: one row per line, and one empty row after
+# the last line end), the lines most logs are made of in fields: a virtual host or none, the
+# time as nginx and Apache write it, an origin-form request-target with nothing escaped, and an
+# HTTP version.  For such a line, `_COMBINED` and `parse_request_line` give the same fields:
+# with that time, a line has a virtual host for both or for neither (three fields before the
+# '[' of the time, or four, so that trying three first, as here, finds what `_COMBINED` finds
+# trying four first, sooner where most lines have three).  Any other line comes whole, in the
+# last group, for `access_line`.  Groups: virtual host (empty: none), client, time, method,
+# target, version, status; the other line.
+LINES = re.compile(
+    rb"^(?:(?:(\S+) )??(\S+) \S+ \S+ \[(\d\d/[A-Za-z]{3}/\d{4}:\d\d:\d\d:\d\d [+-]\d{4})\] "
+    rb'"([A-Za-z]+) (/[^ "\\\n]*) (HTTP/\d(?:\.\d)?)" (\d{3}|-) .*|(.*))$',
+    re.MULTILINE,
+)
 _ESCAPE = re.compile(rb"\\(x[0-9A-Fa-f]{2}|.)")
 _MONTHS = {b"JanFebMarAprMayJunJulAugSepOctNovDec"[3 * i : 3 * i + 3]: i + 1 for i in range(12)}
 _CLF_TIME = re.compile(
@@ -443,12 +461,17 @@ _CLF_TIME = re.compile(
 _VERSION = re.compile(rb"HTTP/\d(?:\.\d)?")
 
 
+# Why a line is no request (`access_line`).
+NOT_COMBINED = "not a combined-format access log line"
+NO_REQUEST_LINE = "no request line"
+
+
 def _unescape(match: re.Match[bytes]) -> bytes:
     code = match.group(1)
     return bytes([int(code[1:], 16)]) if len(code) == 3 and code[:1] == b"x" else code
 
 
-def _clf_time(value: bytes) -> float | None:
+def clf_time(value: bytes) -> float | None:
     """``10/Oct/2000:13:55:36 -0700`` (no locale: strptime's %b would depend on it)."""
     m = _CLF_TIME.fullmatch(value)
     if not m or m.group(2) not in _MONTHS:
@@ -486,40 +509,45 @@ def parse_request_line(line: bytes) -> tuple[str, bytes, str] | None:
 def read_access_log(stream: IO[bytes], name: str) -> Iterator[Item]:
     """One request per line of a combined (or common) format access log."""
     for number, raw in enumerate(stream, 1):
-        line = raw.rstrip(b"\r\n")
-        if not line.strip():
-            continue
-        where = f"{name}:{number}"
-        m = _COMBINED.match(line)
-        if not m:
-            yield Unreadable(where, _bad_line(raw, "not a combined-format access log line"))
-            continue
-        parsed = parse_request_line(_ESCAPE.sub(_unescape, m.group("request")))
-        if parsed is None:
-            # nginx logs what it could not parse (a TLS handshake on a plain port: "\x16\x03…"),
-            # answered 400: no request-target to audit.
-            yield Unreadable(where, "no request line")
-            continue
-        method, target, version = parsed
-        scheme, host = "", None
-        if not target.startswith(b"/") and b"://" in target:
-            text = target.decode("utf-8", "surrogateescape")
-            scheme, host, origin = split_url(text)
-            target = origin.encode("utf-8", "surrogateescape")
-        vhost = m.group("vhost")
-        if host is None and vhost:
-            host = vhost.decode("utf-8", "surrogateescape")
-        yield Request(
-            ts=_clf_time(m.group("time")),
-            client=m.group("client").decode("utf-8", "surrogateescape"),
-            method=method,
-            scheme=scheme,
-            host=host,
-            target=target,
-            http_version=version,
-            where=where,
-            status=None if m.group("status") == b"-" else int(m.group("status")),
-        )
+        item = access_line(raw, f"{name}:{number}")
+        if item is not None:
+            yield item
+
+
+def access_line(raw: bytes, where: str) -> Item | None:
+    """The request of one access log line (``raw``, with or without its line end), or the
+    `Unreadable` it is; None for a blank line.  ``where`` names the line in a message."""
+    line = raw.rstrip(b"\r\n")
+    if not line.strip():
+        return None
+    m = _COMBINED.match(line)
+    if not m:
+        return Unreadable(where, _bad_line(raw, NOT_COMBINED))
+    parsed = parse_request_line(_ESCAPE.sub(_unescape, m.group("request")))
+    if parsed is None:
+        # nginx logs what it could not parse (a TLS handshake on a plain port: "\x16\x03…"),
+        # answered 400: no request-target to audit.
+        return Unreadable(where, NO_REQUEST_LINE)
+    method, target, version = parsed
+    scheme, host = "", None
+    if not target.startswith(b"/") and b"://" in target:
+        text = target.decode("utf-8", "surrogateescape")
+        scheme, host, origin = split_url(text)
+        target = origin.encode("utf-8", "surrogateescape")
+    vhost = m.group("vhost")
+    if host is None and vhost:
+        host = vhost.decode("utf-8", "surrogateescape")
+    return Request(
+        ts=clf_time(m.group("time")),
+        client=m.group("client").decode("utf-8", "surrogateescape"),
+        method=method,
+        scheme=scheme,
+        host=host,
+        target=target,
+        http_version=version,
+        where=where,
+        status=None if m.group("status") == b"-" else int(m.group("status")),
+    )
 
 
 def _bad_line(raw: bytes, why: str) -> str:

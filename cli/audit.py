@@ -9,22 +9,40 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
 import sys
-from collections.abc import Callable
-from typing import IO, Any
+from collections.abc import Callable, Iterator
+from typing import IO, Any, cast
 
 from ..addon import decision
 from ..addon.options import AUDIT, BY_NAME
 from ..audit import record, sources
 from ..audit.redact import DEFAULT_REDACT, Redactor
-from . import matching
+from ..audit.traffic import CUT_LINE
+from ..core import InvalidTarget, canonicalize
+from . import audit_flows, matching
+from .argtypes import jobs
+from .audit_lines import LogLines, Quiet
+from .batch import START_METHOD, run_blocks
+from .blocks import Done
 from .flags import FLAGS, add_flags, values
-from .inputs import close_input
+from .inputs import BlockReader, close_input
 from .matching import Matcher, MatchingFlows
 from .output import Output
 from .progress import Progress, input_size
-from .status import EXIT_BAD_LINES, EXIT_OK, EXIT_WRITE_ERROR, OutputError, UsageError
+from .spans import regular_file
+from .status import (
+    EXIT_BAD_LINES,
+    EXIT_OK,
+    EXIT_WORKER_DIED,
+    EXIT_WRITE_ERROR,
+    OutputError,
+    UsageError,
+    WorkerDied,
+)
 from .terminal import isatty
+
+__all__ = ["FORMAT_TITLES", "Auditor", "add_parser", "auditor_for", "cmd_audit"]
 
 _EXAMPLES = 5  # unreadable entries shown by place; the others only counted
 
@@ -74,6 +92,16 @@ def add_parser(sub: Any) -> None:
     # mitmdump's port).
     add_flags(audit, AUDIT)
     audit.add_argument(
+        "-j",
+        "--jobs",
+        type=jobs,
+        default=1,
+        metavar="N",
+        help="worker processes for access logs and flow files (0: one per CPU; default: 1), "
+        "started only when the input turns out long enough to pay for them; the records are "
+        "those of --jobs 1, in the same order; a dead worker ends the run (status 5)",
+    )
+    audit.add_argument(
         "--no-progress",
         action="store_true",
         help="no progress bar (shown on a terminal for inputs taking over 1 s)",
@@ -105,6 +133,35 @@ class Auditor:
             return None
         ts = record.rfc3339(request.ts) if request.ts is not None else ""
         return decision.record(request, outcome, self.settings, ts)
+
+    def quiet_check(self) -> Quiet | None:
+        """A function of an origin-form request-target (bytes) and the Host it was sent to
+        (None: none) saying True when `decision.examine` would leave a request for it without a
+        record for want of anything to say (`decision.untouched`), without a `Request`: the
+        target is no longer than ``max_target``, `canonicalize` leaves it as it is and finds
+        nothing in it, and the Host is canonical.  None when the settings decide more than the
+        target and Host (``backends``).  False means only that `check` must decide."""
+        settings = self.settings
+        if settings.backends:
+            return None
+        policy, fragment_policy, _ = settings.targets
+        longest = settings.max_target
+
+        def quiet(target: bytes, host: str | None) -> bool:
+            # `decision.check`, as `examine` calls it: form "origin"; in reject mode a fragment
+            # is checked by a policy of its own first.
+            if len(target) > longest or (fragment_policy is not None and b"#" in target):
+                return False
+            if host is not None:  # parameter specs scoped by host; the Host's own check
+                checked = decision.check(target, settings.targets, host)
+                return decision.untouched(checked, settings, "", host, None)
+            try:
+                result = canonicalize(target, policy, form="origin")
+            except InvalidTarget:
+                return False
+            return result.url == result.input and not result.findings
+
+        return quiet
 
 
 class _Tally:
@@ -149,21 +206,16 @@ def _open(path: str, fmt: str, filtered: bool) -> tuple[IO[bytes], str]:
     return stream, found
 
 
-def _audit_file(
-    stream: IO[bytes],
-    fmt: str,
+def _audit_items(
+    items: Iterator[sources.Item],
     name: str,
     auditor: Auditor,
     write: Callable[[bytes], None],
     tally: _Tally,
     progress: Progress,
 ) -> None:
-    flows = None
-    if auditor.matches is not None:  # flow files alone (`_open`)
-        flows = MatchingFlows(stream, auditor.matches)
-        stream = io.BufferedReader(flows)
     try:
-        for item in sources.read(stream, fmt, name):
+        for item in items:
             if isinstance(item, sources.Unreadable):
                 tally.bad(item)
                 continue
@@ -179,12 +231,71 @@ def _audit_file(
         # An input that fails under its reader (a read error of the disk, a pipe): what was
         # read counts, the rest of this file cannot be found.
         tally.bad(sources.Unreadable(name, f"cannot read further: {e}"))
+
+
+def _audit_file(
+    stream: IO[bytes],
+    fmt: str,
+    name: str,
+    auditor: Auditor,
+    write: Callable[[bytes], None],
+    tally: _Tally,
+    progress: Progress,
+) -> None:
+    flows = None
+    if auditor.matches is not None:  # flow files alone (`_open`)
+        flows = MatchingFlows(stream, auditor.matches)
+        stream = io.BufferedReader(flows)
+    _audit_items(sources.read(stream, fmt, name), name, auditor, write, tally, progress)
     if flows is not None and flows.error is not None:
         tally.bad(sources.Unreadable(name, f"unreadable flow data: {flows.error}"))
 
 
-def cmd_audit(args: argparse.Namespace) -> int:
-    given = values(args, AUDIT)
+def _flows_in_spans(stream: IO[bytes], jobs: int, auditor: Auditor) -> bool:
+    """Whether ``--jobs`` workers read a flow file in spans (`audit_flows`): a regular file,
+    which forked workers have open, and no --filter (whose matching reads the stream)."""
+    fork = START_METHOD == "fork"
+    return jobs > 1 and fork and auditor.matches is None and regular_file(stream) is not None
+
+
+def _audit_flows(
+    stream: IO[bytes],
+    name: str,
+    auditor: Auditor,
+    jobs: int,
+    write: Callable[[bytes], None],
+    tally: _Tally,
+    progress: Progress,
+) -> None:
+    """A flow file's whole flows in spans, each audited by a worker, the records in file
+    order; then the rest of it (a flow cut short, bytes that are no flow, flows written
+    meanwhile) read here, as `_audit_file` reads a whole file."""
+    spans = audit_flows.FlowSpans(cast(int, regular_file(stream)), stream.tell())
+    stopped = False
+
+    def on_done(done: Done) -> bool:
+        nonlocal stopped
+        write(done.pieces[0])
+        tally.requests += done.valid
+        tally.records += done.changed
+        for _, text in done.bad:  # where one process stops reading
+            where, _, why = text.partition("\n")
+            tally.bad(sources.Unreadable(where, why))
+            stopped = True
+        progress.update(tally.requests)
+        return not stopped
+
+    audit_flows.run(spans, audit_flows.FlowWork(auditor, name), jobs, on_done)
+    if stopped:
+        return
+    stream.seek(spans.end)
+    rest = sources.read_flows(stream, name, before=spans.flows)
+    _audit_items(rest, name, auditor, write, tally, progress)
+
+
+def auditor_for(given: dict[str, Any]) -> Auditor:
+    """The `Auditor` of the option values ``given`` (`flags.values` of `AUDIT`); `UsageError`
+    for a bad one."""
     try:
         settings = decision.settings(
             given["mode"],
@@ -205,7 +316,92 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if missing is not None:
         raise UsageError(f"{BY_NAME['filter'].flag}: {missing}")
     matches = matching.parse(expr, BY_NAME["filter"].flag) if expr else None
-    auditor = Auditor(settings, Redactor.of(given["redact"]), matches)
+    return Auditor(settings, Redactor.of(given["redact"]), matches)
+
+
+class _LogReader(BlockReader):
+    """An access log in blocks of whole lines (`BlockReader`, lines of any length), which also
+    knows whether the input ended inside a line: that line, unreadable, was cut short."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        super().__init__(stream, max_bytes=sys.maxsize)
+        self.unended = False
+
+    def _read(self, read: Callable[[int], bytes]) -> bytes:
+        data = super()._read(read)
+        if data:
+            self.unended = not data.endswith(b"\n")
+        return data
+
+    def ended_inside_a_line(self) -> bool:
+        """Whether the input's last byte is no line end (once it is read to its end: by this
+        reader, or by workers reading spans of its file)."""
+        fd = regular_file(self.stream)
+        if fd is None:
+            return self.unended
+        size = os.fstat(fd).st_size
+        return size > 0 and os.pread(fd, 1, size - 1) != b"\n"
+
+
+def _audit_log(
+    stream: IO[bytes],
+    name: str,
+    lines: LogLines,
+    jobs: int,
+    write: Callable[[bytes], None],
+    tally: _Tally,
+    progress: Progress,
+) -> None:
+    """An access log a block at a time (`LogLines`), in ``jobs`` worker processes once they
+    pay (`batch.run_blocks`, as ``urlsan canon``): the records in input order."""
+    reader = _LogReader(stream)
+    size, position = input_size(stream)
+    share = (lambda: position() / size) if size and position is not None else None
+    last: tuple[int, str] | None = None  # the last unreadable line: held until the end
+    total = 0
+    try:
+        for _, done in run_blocks(reader, lines, jobs, share):
+            write(done.pieces[0])
+            tally.requests += done.valid
+            tally.records += done.changed
+            total += done.lines
+            for number, why in done.bad:
+                if last is not None:
+                    tally.bad(sources.Unreadable(f"{name}:{last[0]}", last[1]))
+                last = (number, why)
+            progress.update(tally.requests)
+    except (BrokenPipeError, OutputError, WorkerDied):
+        raise
+    except (EOFError, OSError) as e:  # as `_audit_file`: what was read counts
+        tally.bad(sources.Unreadable(name, f"cannot read further: {e}"))
+        return
+    _last_line(reader, name, total, last, tally)
+
+
+def _last_line(
+    reader: _LogReader, name: str, total: int, last: tuple[int, str] | None, tally: _Tally
+) -> None:
+    """The last unreadable line, and where a gzip input is cut, told as `sources.read` tells
+    them: the last line, unreadable and without its line end, was cut short; a cut through it
+    is told with it."""
+    final = last is not None and last[0] == total
+    if last is not None:
+        why = last[1]
+        if final and why == sources.NOT_COMBINED and reader.ended_inside_a_line():
+            why = CUT_LINE
+        cut = sources.gzip_cut(reader.stream) if final else None
+        tally.bad(sources.Unreadable(f"{name}:{last[0]}", why if cut is None else f"{why}; {cut}"))
+        if final:
+            return
+    cut = sources.gzip_cut(reader.stream)
+    if cut is not None:
+        tally.bad(sources.Unreadable(name, cut))
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    given = values(args, AUDIT)
+    auditor = auditor_for(given)
+    expr = given["filter"]
     # Every input is opened (and its format found) before anything is written.
     opened = [(path, *_open(path, args.format, bool(expr))) for path in args.files]
     out = Output(args.output)
@@ -220,7 +416,13 @@ def cmd_audit(args: argparse.Namespace) -> int:
                 progress = Progress(err, size, position, enabled=enabled)
                 name = "<stdin>" if path == "-" else path
                 try:
-                    _audit_file(stream, fmt, name, auditor, out.write, tally, progress)
+                    if fmt == "access-log":
+                        lines = LogLines(auditor, auditor_for, (given,))
+                        _audit_log(stream, name, lines, args.jobs, out.write, tally, progress)
+                    elif fmt == "flows" and _flows_in_spans(stream, args.jobs, auditor):
+                        _audit_flows(stream, name, auditor, args.jobs, out.write, tally, progress)
+                    else:
+                        _audit_file(stream, fmt, name, auditor, out.write, tally, progress)
                 finally:
                     progress.close()
                     close_input(stream)  # and the file under a .gz
@@ -229,6 +431,12 @@ def cmd_audit(args: argparse.Namespace) -> int:
     except OutputError as e:
         err.write(f"urlsan audit: cannot write {args.output}: {e}; the records are incomplete\n")
         return EXIT_WRITE_ERROR
+    except WorkerDied:
+        err.write(
+            "urlsan audit: error: a worker process died (killed, or out of memory): "
+            "the records are incomplete\n"
+        )
+        return EXIT_WORKER_DIED
     if not args.quiet:
         err.write(
             f"urlsan audit: {tally.requests:,} request{'s' * (tally.requests != 1)} checked, "

@@ -21,10 +21,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from typing import cast
 
-from .blocks import Block, Done
-from .formats import Mode
+from .blocks import Block, Done, Work
 from .inputs import BlockReader
-from .processor import Processor
 from .spans import file_spans, regular_file
 
 # Linux: fork.  A forked worker has the imports already (a spawned one re-imports for 0.2 s
@@ -61,7 +59,7 @@ POOL_AFTER_SECONDS = 0.2
 
 def run_blocks(
     blocks: Iterable[Block],
-    processor: Processor,
+    processor: Work,
     jobs: int = 1,
     read_share: Callable[[], float] | None = None,
 ) -> Iterator[tuple[Block, Done]]:
@@ -106,11 +104,11 @@ def _large_file(reader: BlockReader) -> bool:
     return fd is not None and os.fstat(fd).st_size >= POOL_START_BYTES
 
 
-def _spannable(reader: BlockReader, processor: Processor) -> bool:
+def _spannable(reader: BlockReader, processor: Work) -> bool:
     """Whether workers may read ``reader``'s file in spans: a regular file, which a forked
     worker has open, and an output that shows no line numbers (those of a span are known only
     once the spans before it are done)."""
-    plain = processor.mode in (Mode.URL, Mode.JSON) and not processor.dedupe
+    plain = not processor.numbers_lines
     fork = START_METHOD == "fork"
     return plain and fork and not reader.per_line and regular_file(reader.stream) is not None
 
@@ -162,7 +160,7 @@ def _share(read_share: Callable[[], float] | None) -> float | None:
 
 
 def _pooled(
-    first: Block, blocks: Iterator[Block], processor: Processor, jobs: int
+    first: Block, blocks: Iterator[Block], processor: Work, jobs: int
 ) -> Iterator[tuple[Block, Done]]:
     try:
         # Imported once workers start: a run in one process goes without their imports.

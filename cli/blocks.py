@@ -5,7 +5,7 @@ process."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,3 +47,16 @@ class Done(NamedTuple):
     pieces: list[bytes]
     bad: list[tuple[int, str]]
     entries: list[Entry]
+
+
+class Work(Protocol):
+    """What turns a `Block` into its `Done`, here or in a ``--jobs`` worker: ``urlsan canon``'s
+    `processor.Processor`, ``urlsan audit``'s `audit_lines.LogLines`."""
+
+    @property
+    def numbers_lines(self) -> bool:
+        """Whether its output shows line numbers, which the lines of a file span read by a
+        worker (`spans.file_spans`) do not know."""
+        ...
+
+    def __call__(self, block: Block) -> Done: ...

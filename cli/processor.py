@@ -44,6 +44,12 @@ class Processor:
     colors: bool = False
     backends: tuple[str, ...] = ()  # --backends: servers whose reading differs is a finding
 
+    @property
+    def numbers_lines(self) -> bool:
+        """Whether the output shows line numbers (`blocks.Work`): all but plain URLs and
+        --json, and --dedupe, whose duplicates name the line they repeat."""
+        return self.mode not in (Mode.URL, Mode.JSON) or self.dedupe
+
     def __call__(self, block: Block) -> Done:
         lines, utf8 = self._texts(block)
         fmt = FORMATS[self.mode](self.sep.decode(), self.name, Colors(self.colors))

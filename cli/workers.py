@@ -3,8 +3,8 @@ results back in input order, how a worker starts (forked, or spawned), what it r
 wire between it and the main process.
 
 Blocks cross the process border as bytes and come back as formatted output bytes, so the main
-process only reads, dispatches and writes: the per-line work is all in the `Processor`, which
-each worker receives once, when it starts.
+process only reads, dispatches and writes: the per-line work is all in the `Work` (canon's
+`Processor`, audit's `LogLines`), which each worker receives once, when it starts.
 """
 
 from __future__ import annotations
@@ -23,8 +23,7 @@ from typing import TYPE_CHECKING, Any, cast
 if TYPE_CHECKING:  # multiprocessing itself only with --jobs: it is a tenth of the start-up
     from multiprocessing.connection import Connection
 
-from .blocks import Block, Done
-from .processor import Processor
+from .blocks import Block, Done, Work
 from .status import WorkerDied
 
 
@@ -50,7 +49,7 @@ class Pool:
     closes its end of its pipe: the next read or write on it fails at once.
     """
 
-    def __init__(self, processor: Processor, jobs: int, fork: bool) -> None:
+    def __init__(self, processor: Work, jobs: int, fork: bool) -> None:
         """``jobs`` workers, forked (``fork``) or spawned."""
         _keep_freed_memory()  # before the forks: the workers inherit it
         self.pipes: list[Connection | _Channel] = []
@@ -135,7 +134,7 @@ class Pool:
 # alone before the workers start.  Elsewhere, spawned multiprocessing processes.
 
 
-def _fork(processor: Processor, others: list[Any]) -> tuple[_Channel, _Forked]:
+def _fork(processor: Work, others: list[Any]) -> tuple[_Channel, _Forked]:
     """A forked worker, and this process's end of its pipes."""
     to_worker, from_worker = _pipe(), _pipe()
     # Out of the collector's sight, in both processes: a worker's full collection would write
@@ -255,7 +254,7 @@ def _ready(channels: list[_Channel]) -> list[_Channel]:
     return [channel for channel in channels if channel.read_fd in ready]
 
 
-def _spawn(processor: Processor, others: list[Any]) -> tuple[Connection, Any]:
+def _spawn(processor: Work, others: list[Any]) -> tuple[Connection, Any]:
     """A spawned multiprocessing worker, and this process's end of its pipe."""
     import multiprocessing
 
@@ -301,7 +300,7 @@ def _finished(window: deque[_Task]) -> Iterator[tuple[Block, Done]]:
         yield task.block, cast(Done, task.done)
 
 
-def _serve(pipe: Connection | _Channel, processor: Processor) -> None:
+def _serve(pipe: Connection | _Channel, processor: Work) -> None:
     """A worker: a block in, its `Done` out, until the main process closes the pipe."""
     # ^C reaches the whole process group: the main process stops the run, workers just end.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
