@@ -296,6 +296,14 @@ def read_flows(stream: IO[bytes], name: str, before: int = 0) -> Iterator[Item]:
     except exceptions.FlowReadException as e:
         # A torn or corrupt file: what was read counts, the rest cannot be found again.
         yield Unreadable(f"{name}: after flow {number}", f"unreadable flow data: {e}")
+    except _NOT_A_FLOW as e:
+        # Whole tnetstring data that is no flow's state (a number, a list, a dict that lacks a
+        # field): mitmproxy's migration and from_state raise what they meet.
+        why = f"unreadable flow data: no flow's state ({type(e).__name__}: {e})"
+        yield Unreadable(f"{name}: after flow {number}", why)
+
+
+_NOT_A_FLOW = (AttributeError, KeyError, TypeError, ValueError, IndexError)
 
 
 # --- HAR

@@ -243,6 +243,16 @@ def test_a_warc_gz_of_one_member_per_record(tmp_path: Path) -> None:
     assert (status, records) == (0, whole[: CUT_AT + 1]), err
 
 
+@pytest.mark.parametrize("junk", [b"5:hello,", b"1:1#", b"3:a,1;1:1#}", b"0:}"])
+def test_whole_data_that_is_no_flow_is_unreadable_not_a_crash(tmp_path: Path, junk: bytes) -> None:
+    # A tnetstring mitmproxy reads whole, that holds no flow's state, after flows that do.
+    data, ends = _flows()
+    status, records, err = _run(tmp_path, "junk.flows", data[: ends[CUT_AT - 1]] + junk, "flows")
+    assert len(records) == CUT_AT
+    assert status == 3 and _unreadable(err) == 1, err
+    assert f"junk.flows: after flow {CUT_AT}: unreadable flow data" in err
+
+
 def test_an_access_log_line_cut_after_what_is_read(tmp_path: Path) -> None:
     """The last line of a file without its line end is read when it still holds every field a
     record needs (the request line and the status): a user's hand-made file often ends so."""

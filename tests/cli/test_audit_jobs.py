@@ -319,7 +319,7 @@ def _flow_file(path: Path, count: int) -> list[int]:
     return ends
 
 
-@pytest.mark.parametrize("damage", ["whole", "cut", "garbage"])
+@pytest.mark.parametrize("damage", ["whole", "cut", "garbage", "no-flow"])
 def test_flow_files_in_spans_give_the_records_of_one_process(
     urlsan: RunUrlsan, tmp_path: Path, damage: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -333,6 +333,8 @@ def test_flow_files_in_spans_give_the_records_of_one_process(
         data = data[: ends[-1] - 100]
     elif damage == "garbage":
         data = data[:middle] + b"xx" + data[middle:]
+    elif damage == "no-flow":  # whole tnetstring data that holds no flow's state
+        data = data[:middle] + b"5:hello," + data[middle:]
     flows.write_bytes(data)
     records, requests = [], 0
     args = build_parser().parse_args(["audit", str(flows)])
