@@ -26,6 +26,8 @@ from urlsan.addon import decision
 from urlsan.audit import record, sources
 from urlsan.audit.redact import DEFAULT_REDACT, Redactor
 from urlsan.cli.audit import Auditor
+from urlsan.cli.audit_lines import LogLines
+from urlsan.cli.blocks import Block
 from urlsan.core import Edit, Finding
 from urlsan.core.backends import Divergence
 from urlsan.core.options import OptionNames
@@ -137,6 +139,9 @@ def line_records(
 def block_records(block: bytes, checker: Auditor, fmt: str = "access-log") -> list[str]:
     """`line_records` of a batch of lines given joined, each ending in a line end."""
     fmt = format_of(fmt, lines=True)
+    if fmt == "access-log":  # as ``urlsan audit`` reads a block of a log (`LogLines`)
+        done = LogLines(checker)(Block(block, 0))
+        return b"".join(done.pieces).decode("ascii").splitlines()
     return _records(io.BufferedReader(io.BytesIO(block)), fmt, "<lines>", checker)
 
 
