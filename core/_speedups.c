@@ -1188,6 +1188,18 @@ static Py_ssize_t lax_decode(const Py_UCS4 *in, Py_ssize_t n, Py_UCS4 *out) {
     return m;
 }
 
+/* Whether lax_decode may change u[0:n]: only where it meets a "%", the lead of an overlong
+ * sequence its second loop reads, or a "\\" (which an overlong sequence may have made).  Where
+ * it does not, a decode leaves the path as findings.path reads it, which climbs no higher. */
+static int decodes(const Py_UCS4 *u, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = u[i];
+        if (c == '%' || c == '\\' || c == 0xDCC0 || c == 0xDCC1 || c == 0xDCE0 || c == 0xDCF0)
+            return 1;
+    }
+    return 0;
+}
+
 /* decoded-dot-segment-above-root: a ".." that one or two decodes make climb above the root of
  * the path target[s:e], where the raw path does not (the decodes a backend behind the proxy may
  * make: CWE-174).  0, or -1 with an exception set. */
@@ -1212,10 +1224,10 @@ static int decoded_climb(State *st, Py_ssize_t s, Py_ssize_t e) {
         }
     }
     int rc = 0;
-    if (!climbs(once, r)) {
+    if (!climbs(once, r) && decodes(raw, n)) {
         Py_ssize_t n1 = lax_decode(raw, n, once), n2 = 0;
         const Py_UCS4 *view = climbs(once, n1) ? once : NULL;
-        if (!view) {
+        if (!view && decodes(once, n1)) {
             n2 = lax_decode(once, n1, twice);
             if (climbs(twice, n2)) view = twice;
         }
