@@ -263,6 +263,7 @@ typedef struct {
     const char *why;         /* why the target was declined */
     int host_lower;          /* scan() reads a reg-name that lowercase-host lowercased */
     Py_ssize_t host_at, host_end; /* the host in the output (-1: none), as step_authority wrote it */
+    int host_any;            /* host_class bits of the host's characters; -1: not read yet */
     /* Where short targets are made, without an allocation (nothing here is zeroed per call) */
     EditRec edits_here[16];
     char out_here[256];
@@ -396,20 +397,16 @@ static void state_free(State *st) {
     buf_free(&st->out);
 }
 
-/* o itself (a tuple), untracked by the cyclic collector when none of its items is tracked
- * (they are strs, ints and tuples of them): a tuple of such items can be in no reference cycle.
- * CPython untracks such a tuple itself, but only an exact tuple and only at a collection; a
- * Result, an Edit and a Finding are tuple subclasses, which it never untracks.  So every Result
- * a caller kept stayed tracked with its edits and findings, and each full collection walked
- * them all again: keeping the Results of 59,440 dirty URLs in a list cost 11.2 µs a URL, 1.2 µs
- * with them untracked.  (PyObject_GC_UnTrack leaves an untracked object as it is.) */
-static PyObject *untracked(PyObject *o) {
-    if (!o) return o;
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(o); i++) {
-        PyObject *item = PyTuple_GET_ITEM(o, i); /* a str or an int: no GC type, no call */
-        if (PyType_IS_GC(Py_TYPE(item)) && PyObject_GC_IsTracked(item)) return o;
-    }
-    PyObject_GC_UnTrack(o);
+/* o itself (a tuple), untracked by the cyclic collector.  Every tuple made here holds only
+ * strs, ints and tuples made here (untracked in turn, or the empty tuple): such a tuple can be in
+ * no reference cycle.  CPython untracks such a tuple itself, but only an exact tuple and only at
+ * a collection; a Result, an Edit and a Finding are tuple subclasses, which it never untracks.
+ * So every Result a caller kept stayed tracked with its edits and findings, and each full
+ * collection walked them all again: keeping the Results of 59,440 dirty URLs in a list cost
+ * 11.2 us a URL, 1.2 us with them untracked.  Untracked without looking at the items, which
+ * cost a test per item of every tuple (a fifth of an Edit's making). */
+static inline PyObject *untracked(PyObject *o) {
+    if (o) PyObject_GC_UnTrack(o);
     return o;
 }
 
@@ -461,7 +458,7 @@ static PyObject *pooled(Pool *pool, PyObject *type, Py_ssize_t n, PyObject **ite
             PyTuple_SET_ITEM(o, i, items[i]);
             Py_DECREF(old);
         }
-        return untracked(Py_NewRef(o));
+        return Py_NewRef(o); /* untracked when it was made */
     }
     o = named(type, n, items);
     if (!o) return NULL;
@@ -1191,6 +1188,18 @@ static Py_ssize_t lax_decode(const Py_UCS4 *in, Py_ssize_t n, Py_UCS4 *out) {
     return m;
 }
 
+/* Whether lax_decode may change u[0:n]: only where it meets a "%", the lead of an overlong
+ * sequence its second loop reads, or a "\\" (which an overlong sequence may have made).  Where
+ * it does not, a decode leaves the path as findings.path reads it, which climbs no higher. */
+static int decodes(const Py_UCS4 *u, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = u[i];
+        if (c == '%' || c == '\\' || c == 0xDCC0 || c == 0xDCC1 || c == 0xDCE0 || c == 0xDCF0)
+            return 1;
+    }
+    return 0;
+}
+
 /* decoded-dot-segment-above-root: a ".." that one or two decodes make climb above the root of
  * the path target[s:e], where the raw path does not (the decodes a backend behind the proxy may
  * make: CWE-174).  0, or -1 with an exception set. */
@@ -1215,10 +1224,10 @@ static int decoded_climb(State *st, Py_ssize_t s, Py_ssize_t e) {
         }
     }
     int rc = 0;
-    if (!climbs(once, r)) {
+    if (!climbs(once, r) && decodes(raw, n)) {
         Py_ssize_t n1 = lax_decode(raw, n, once), n2 = 0;
         const Py_UCS4 *view = climbs(once, n1) ? once : NULL;
-        if (!view) {
+        if (!view && decodes(once, n1)) {
             n2 = lax_decode(once, n1, twice);
             if (climbs(twice, n2)) view = twice;
         }
@@ -1482,6 +1491,20 @@ static int step_form(State *st, int form) {
 static int step_scheme(State *st) {
     char sch[SCHEME_MAX];
     Py_ssize_t n = 0, i = 0, len = st->len;
+    if (st->s1) { /* most targets: a lowercase scheme, as it stays, in a loop without a branch */
+        const Py_UCS1 *p = st->s1;
+        while (n < len && n < SCHEME_MAX - 1 && p[n] >= 'a' && p[n] <= 'z') n++;
+        if (n > 0 && n + 2 < len && p[n] == ':' && p[n + 1] == '/' && p[n + 2] == '/') {
+            for (int k = 0; k < nschemes; k++) {
+                if (schemes[k].n == n && memcmp(schemes[k].name, p, (size_t)n) == 0) {
+                    st->scheme = k;
+                    st->pos = n + 3;
+                    return buf_put(&st->out, (const char *)p, n + 3) < 0 ? FAIL : OK;
+                }
+            }
+        }
+        n = 0; /* anything else: the full reading below, which says why it declines */
+    }
     unsigned cased = 0; /* bit k: letter k is a capital */
     while (i < len && n < SCHEME_MAX) {
         Py_UCS4 c = CH(st, i);
@@ -1728,11 +1751,15 @@ static int host_finding(State *st, Py_ssize_t hs, Py_ssize_t he) {
  * as driver.py's host steps. */
 static int step_host(State *st, Py_ssize_t hs, Py_ssize_t he) {
     if (he == hs) return decline(st, D_EMPTY_HOST);
-    int any = 0;
-    if (st->s1) {
+    int any = st->host_any; /* authority_marks read them, for a 1-byte target */
+    if (any >= 0) {
+        if (any & H_NON_ASCII) return decline(st, D_IDN);
+    } else if (st->s1) {
+        any = 0;
         for (const Py_UCS1 *p = st->s1 + hs, *end = st->s1 + he; p < end; p++) any |= host_class[*p];
         if (any & H_NON_ASCII) return decline(st, D_IDN);
     } else {
+        any = 0;
         for (Py_ssize_t k = hs; k < he; k++) {
             Py_UCS4 c = CH(st, k);
             if (c >= 128) return decline(st, D_IDN);
@@ -1911,38 +1938,58 @@ static int step_port(State *st, Py_ssize_t colon, Py_ssize_t pe) {
     return OK;
 }
 
-/* The characters authority_marks stops at: all others are skipped in a tight loop. */
-enum { AM_END = 1, AM_AT, AM_COLON };
-static const unsigned char AUTHORITY_MARK[256] = {
-    ['/'] = AM_END, ['?'] = AM_END, ['#'] = AM_END, ['@'] = AM_AT, [':'] = AM_COLON,
-};
+/* The characters authority_marks stops at, as bits above host_class's (AM_MARKS): all others
+ * are skipped in a tight loop, which gathers their host_class bits on the way. */
+enum { AM_END = 1 << 5, AM_AT = 2 << 5, AM_COLON = 3 << 5, AM_MARKS = 3 << 5 };
+static unsigned char authority_class[256]; /* host_class, and the marks: from setup() */
 
 /* One pass over the authority from target[as] on: where it ends (RFC 3986 §3.2: at the first
  * "/", "?" or "#"; an authority-form target is all authority), its last "@" (§3.2.1: the last
- * one ends the userinfo, as split_authority splits it) and its first and last ":" (or -1). */
+ * one ends the userinfo, as split_authority splits it) and its first and last ":" (or -1).
+ * With them, for step_host, the host_class bits of what follows the last "@": up to the last
+ * ":" (*before_colon) and in all (*all); -1 both for a target that is no 1-byte str. */
 static Py_ssize_t authority_marks(State *st, Py_ssize_t as, Py_ssize_t *at, Py_ssize_t *colon1,
-                                  Py_ssize_t *colon) {
+                                  Py_ssize_t *colon, int *before_colon, int *all) {
     const Py_UCS1 *s1 = st->s1;
     Py_ssize_t len = st->len, i = as;
+    unsigned any = 0, before = 0;
     *at = *colon1 = *colon = -1;
     for (;; i++) {
         Py_UCS4 c;
+        unsigned k = 0;
         if (s1) {
-            while (i < len && !AUTHORITY_MARK[s1[i]]) i++;
+            while (i + 4 <= len) { /* four at a time: fewer tests per character */
+                unsigned a = authority_class[s1[i]], b = authority_class[s1[i + 1]];
+                unsigned d = authority_class[s1[i + 2]], e = authority_class[s1[i + 3]];
+                if ((a | b | d | e) & AM_MARKS) break;
+                any |= a | b | d | e;
+                i += 4;
+            }
+            while (i < len && !((k = authority_class[s1[i]]) & AM_MARKS)) {
+                any |= k;
+                i++;
+            }
         } else {
-            while (i < len && ((c = CH(st, i)) >= 256 || !AUTHORITY_MARK[c])) i++;
+            while (i < len && ((c = CH(st, i)) >= 256 || !(authority_class[c] & AM_MARKS))) i++;
         }
         if (i >= len) break;
-        int mark = AUTHORITY_MARK[CH(st, i)];
+        c = CH(st, i);
+        int mark = authority_class[c] & AM_MARKS;
         if (mark == AM_END) {
             if (!st->authority) break;
+            any |= host_class[c];
         } else if (mark == AM_AT) {
             *at = i;
+            any = 0; /* the host starts after the last "@" */
         } else {
             if (*colon1 < 0) *colon1 = i;
             *colon = i;
+            before = any;
+            any |= host_class[c];
         }
     }
+    *before_colon = s1 ? (int)(before & ~AM_MARKS) : -1;
+    *all = s1 ? (int)(any & ~AM_MARKS) : -1;
     return i;
 }
 
@@ -1951,7 +1998,8 @@ static Py_ssize_t authority_marks(State *st, Py_ssize_t as, Py_ssize_t *at, Py_s
  * IP-literal.  An authority-form target (RFC 9112 §3.2.3) is all authority. */
 static int step_authority(State *st) {
     Py_ssize_t as = st->pos, at, colon1, colon;
-    Py_ssize_t ae = authority_marks(st, as, &at, &colon1, &colon);
+    int before_colon, all;
+    Py_ssize_t ae = authority_marks(st, as, &at, &colon1, &colon, &before_colon, &all);
     Buf *out = &st->out;
     st->pos = ae;
     Py_ssize_t hs = as;
@@ -1976,6 +2024,7 @@ static int step_authority(State *st) {
             if (!(CH(st, k) >= '0' && CH(st, k) <= '9')) he = ae;
     }
     if (he == ae) colon = -1;
+    st->host_any = colon >= 0 ? before_colon : all;
     st->host_at = out->n;
     int rc = literal ? step_ip_literal(st, hs, he) : step_host(st, hs, he);
     st->host_end = out->n;
@@ -2167,6 +2216,7 @@ static void state_init(State *st, PyObject *target, int kind, const void *data, 
     st->why = NULL;
     st->host_lower = 0;
     st->host_at = st->host_end = -1;
+    st->host_any = -1;
 }
 
 /* The twin on target (a ready str) with a policy's flags and a form code: a Result, None
@@ -2807,6 +2857,10 @@ static PyObject *twin_setup(PyObject *self, PyObject *args) {
                                         (ldh ? 0 : H_NON_LDH) | (c >= 'A' && c <= 'Z' ? H_UPPER : 0) |
                                         (c == ':' || c == '[' ? H_INVALID : 0) |
                                         (c >= 128 ? H_NON_ASCII : 0));
+        authority_class[c] = (unsigned char)(host_class[c] | (c == '/' || c == '?' || c == '#' ? AM_END
+                                                              : c == '@'                       ? AM_AT
+                                                              : c == ':'                       ? AM_COLON
+                                                                                               : 0));
     }
     /* "%" and "\\" are never allowed raw, nor "?" and "#" in a path (RFC 3986 §3.3: they end
      * it): the scanner's branches rely on it. */
