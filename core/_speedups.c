@@ -2967,16 +2967,18 @@ static int intern_all(PyObject **out, const char *const *names, int n) {
     return 0;
 }
 
-/* DECLINES, as a tuple of str in the order of the enum */
-static int add_declines(PyObject *m) {
-    PyObject *t = PyTuple_New(D_COUNT);
+/* A table of names as a tuple of str in the order of its enum, the module's attribute ``attr``:
+ * DECLINES, and FINDINGS, which core/compiled.py checks against urlsan.core.taxonomy.KINDS at
+ * load (a finding kind is declared once, there). */
+static int add_names(PyObject *m, const char *attr, const char *const *names, int n) {
+    PyObject *t = PyTuple_New(n);
     if (!t) return -1;
-    for (int k = 0; k < D_COUNT; k++) {
-        PyObject *why = PyUnicode_FromString(DECLINES[k]);
-        if (!why) { Py_DECREF(t); return -1; }
-        PyTuple_SET_ITEM(t, k, why);
+    for (int k = 0; k < n; k++) {
+        PyObject *name = PyUnicode_FromString(names[k]);
+        if (!name) { Py_DECREF(t); return -1; }
+        PyTuple_SET_ITEM(t, k, name);
     }
-    int rc = PyModule_AddObjectRef(m, "DECLINES", t);
+    int rc = PyModule_AddObjectRef(m, attr, t);
     Py_DECREF(t);
     return rc;
 }
@@ -3015,7 +3017,8 @@ PyMODINIT_FUNC PyInit__speedups(void) {
                  PyModule_AddObjectRef(m, "ASCII_URL", api) < 0 ||
                  PyModule_AddIntConstant(m, "UNRESERVED_2396", FL_UNRESERVED_2396) < 0 ||
                  PyModule_AddIntConstant(m, "STRICT", FL_STRICT) < 0 ||
-                 add_declines(m) < 0;
+                 add_names(m, "DECLINES", DECLINES, D_COUNT) < 0 ||
+                 add_names(m, "FINDINGS", FINDING_NAMES, F_COUNT) < 0;
     Py_XDECREF(flags);
     Py_XDECREF(api);
     if (failed) {

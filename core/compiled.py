@@ -23,6 +23,7 @@ from typing import Any
 
 from .pipeline import twin_disagreements
 from .result import Result
+from .taxonomy import KINDS
 
 Twin = Callable[[str, int, str], Result | None]
 
@@ -56,9 +57,14 @@ if not os.environ.get("URLSAN_NO_EXTENSIONS"):
         # The twin's switches are the rule declarations' (`Rule.twin`): a rule added or changed
         # on one side only must not run under the other side's idea of it.
         _wrong = twin_disagreements(_flags)
+        # Its findings are the declared kinds (`taxonomy.KINDS`) but the proxy's own.
+        _wrong += [
+            f"finding {k}: not a declared kind" for k in _speedups.FINDINGS if k not in KINDS
+        ]
         if _wrong:
             raise RuntimeError(
-                f"urlsan.core._speedups disagrees with pipeline.RULES: {'; '.join(_wrong)}"
+                "urlsan.core._speedups disagrees with the declarations (pipeline.RULES, "
+                f"taxonomy.KINDS): {'; '.join(_wrong)}"
             )
         _unreserved_2396 = _speedups.UNRESERVED_2396
         _strict = _speedups.STRICT

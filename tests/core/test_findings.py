@@ -208,3 +208,16 @@ def test_each_kind_is_found_in_its_examples_on_the_compiled_path(name: str, exam
     # The compiled twin serves every kind; an IDN host is the idna package's (the driver).
     host = example.partition("://")[2].partition("/")[0]
     assert compiled.declined() == (None if host.isascii() else "non-ASCII host (IDN)"), example
+
+
+def test_the_compiled_twin_reports_the_declared_kinds() -> None:
+    # Checked when it loads (core/compiled.py); here, which kinds it leaves to others and why.
+    if compiled.twin is None:
+        pytest.skip("the compiled twin is not built")
+    from urlsan.core import _speedups
+
+    assert set(_speedups.FINDINGS) <= set(KINDS)
+    assert set(KINDS) - set(_speedups.FINDINGS) == {
+        BACKEND_FINDING,  # the proxy's decision's
+        "invalid-idn",  # a non-ASCII host: the idna package's, in the driver
+    }
