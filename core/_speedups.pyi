@@ -7,6 +7,7 @@ FLAGS: dict[str, int]
 UNRESERVED_2396: int
 STRICT: int
 DECLINES: tuple[str, ...]  # every reason declined() may give, in one place
+FINDINGS: tuple[str, ...]  # the finding kinds it reports (urlsan.core.taxonomy.KINDS)
 ASCII_URL: object  # a capsule: core/_twin.h
 
 def canonicalize(target: str, flags: int, form: str, /) -> Result | None: ...
