@@ -197,8 +197,17 @@ typedef struct {
  * nothing), a look at their names (path_params_kept), or the twin's declining the row. */
 enum { PATH_KEPT, PATH_LOOK, PATH_DECLINE };
 
+/* The name patterns of the specs that apply everywhere (no spec scoped by host), by the first
+ * character of the names they may match: a name is tried against those of its own first
+ * character alone (a pattern that starts with "*" or "?" is under every character). */
+typedef struct {
+    const Text **patterns; /* NULL: not built (specs scoped by host, or too many patterns) */
+    Py_ssize_t at[257];    /* the patterns of first character c: patterns[at[c]:at[c + 1]] */
+} Index;
+
 typedef struct {
     int drop, sort, empty, by_host; /* which rules are on; a spec is scoped by host */
+    Index drop_index, keep_index;
     int path;                       /* PATH_KEPT, PATH_LOOK or PATH_DECLINE */
     PyObject *rule[3];              /* their names: drop-params, sort-query, drop-empty-query */
     Spec *drops, *keeps;            /* the policy's specs */
@@ -246,7 +255,14 @@ static int host_covered(const Text *pattern, const char *h, Py_ssize_t hn) {
     return 0;
 }
 
-static int named(const Spec *const *specs, Py_ssize_t count, const char *name, Py_ssize_t n) {
+static int named(const Spec *const *specs, Py_ssize_t count, const Index *index,
+                 const char *name, Py_ssize_t n) {
+    if (index->patterns && n) {
+        unsigned char c = lower((unsigned char)name[0]);
+        for (Py_ssize_t k = index->at[c]; k < index->at[c + 1]; k++)
+            if (glob(index->patterns[k]->s, index->patterns[k]->n, name, n)) return 1;
+        return 0;
+    }
     for (Py_ssize_t k = 0; k < count; k++) {
         const Spec *spec = specs[k];
         for (Py_ssize_t j = 0; j < spec->n; j++) {
@@ -276,18 +292,49 @@ static void rules_for_host(Rules *q, const char *h, Py_ssize_t hn) {
 /* params._tests: on a host that a keep spec covers, every query parameter it does not name
  * goes (an allowlist); else those the drop specs name. */
 static int query_drops(const Rules *q, const char *name, Py_ssize_t n) {
-    if (q->nkeep_on) return !named(q->keep_on, q->nkeep_on, name, n);
-    return named(q->drop_on, q->ndrop_on, name, n);
+    if (q->nkeep_on) return !named(q->keep_on, q->nkeep_on, &q->keep_index, name, n);
+    return named(q->drop_on, q->ndrop_on, &q->drop_index, name, n);
 }
 
 /* A ";name" path parameter goes when a drop spec names it and no keep spec does. */
 static int path_drops(const Rules *q, const char *name, Py_ssize_t n) {
-    return named(q->drop_on, q->ndrop_on, name, n) &&
-           !(q->nkeep_on && named(q->keep_on, q->nkeep_on, name, n));
+    return named(q->drop_on, q->ndrop_on, &q->drop_index, name, n) &&
+           !(q->nkeep_on && named(q->keep_on, q->nkeep_on, &q->keep_index, name, n));
+}
+
+/* The index of the specs (each applying everywhere); -1: no memory. */
+static int index_build(Index *x, const Spec *const *specs, Py_ssize_t count) {
+    Py_ssize_t total = 0;
+    for (Py_ssize_t k = 0; k < count; k++) total += specs[k]->n;
+    if (total > 64) return 0; /* a long list: tried one by one (a pattern may be in 256 lists) */
+    for (int pass = 0; pass < 2; pass++) { /* count, then fill */
+        Py_ssize_t fill[256] = {0};
+        for (Py_ssize_t k = 0; k < count; k++)
+            for (Py_ssize_t j = 0; j < specs[k]->n; j++) {
+                const Text *p = &specs[k]->names[j];
+                int wild = !p->n || p->s[0] == '*' || p->s[0] == '?';
+                int lo = wild ? 0 : (unsigned char)p->s[0], hi = wild ? 256 : lo + 1;
+                for (int c = lo; c < hi; c++) {
+                    if (pass) x->patterns[x->at[c] + fill[c]] = p;
+                    fill[c]++;
+                }
+            }
+        if (pass) break;
+        x->at[0] = 0;
+        for (int c = 0; c < 256; c++) x->at[c + 1] = x->at[c] + fill[c];
+        x->patterns = PyMem_Malloc((size_t)(x->at[256] + 1) * sizeof *x->patterns);
+        if (!x->patterns) {
+            PyErr_NoMemory();
+            return -1;
+        }
+    }
+    return 0;
 }
 
 static void rules_close(Rules *q) {
     if (!q) return;
+    PyMem_Free(q->drop_index.patterns);
+    PyMem_Free(q->keep_index.patterns);
     PyMem_Free(q->drops);
     PyMem_Free(q->patterns);
     PyMem_Free(q->drop_on);
@@ -384,6 +431,9 @@ static int rules_open(Rules *q, PyObject *spec) {
         specs_of(keeps, q->keeps, &patterns, &q->by_host) < 0)
         return -1;
     rules_for_host(q, "", 0); /* no spec scoped by host: the same specs on every host */
+    if (!q->by_host && (index_build(&q->drop_index, q->drop_on, q->ndrop_on) < 0 ||
+                        index_build(&q->keep_index, q->keep_on, q->nkeep_on) < 0))
+        return -1;
     /* Scoped specs: which drop on a row's host is known in the sink, after the twin ran. */
     q->path = !q->drop || !q->ndrops ? PATH_KEPT : q->by_host ? PATH_DECLINE : PATH_LOOK;
     return 0;
