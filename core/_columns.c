@@ -154,7 +154,9 @@ static int out_rules(Out *o, Py_ssize_t i, int changed, PyObject *const *names, 
         int seen = 0;
         for (Py_ssize_t j = 0; j < k && !seen; j++) {
             seen = names[j] == names[k];
-            if (!seen) {
+            /* two interned strs are equal only as one object (the twin's and the query rules'
+             * names are) */
+            if (!seen && !(PyUnicode_CHECK_INTERNED(names[j]) && PyUnicode_CHECK_INTERNED(names[k]))) {
                 int eq = PyUnicode_Compare(names[j], names[k]);
                 if (eq == -1 && PyErr_Occurred()) return -1;
                 seen = eq == 0;

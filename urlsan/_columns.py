@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import Any
@@ -37,8 +38,13 @@ if not os.environ.get("URLSAN_NO_EXTENSIONS"):
 # The fields of `arrow_result`'s struct: `columns`'s three lists.
 URL, CHANGED, RULES = "url", "changed", "rules"
 
-# The rules on a query's parameters, in the order they run (`urlsan.core.query`).
-_QUERY_RULES = ("drop-params", "sort-query", "drop-empty-query")
+# The rules on a query's parameters, in the order they run (`urlsan.core.query`); interned, as
+# the compiled twin's rule names are, so that the loop tells two names apart by identity.
+_QUERY_RULES: tuple[str, str, str] = (
+    sys.intern("drop-params"),
+    sys.intern("sort-query"),
+    sys.intern("drop-empty-query"),
+)
 
 # What the compiled loop takes of a policy: the twin's capsule, its switches, the Python query
 # rules (`driver.query_rules_url`, or None), the policy, and `query_spec` (None: the Python
@@ -134,7 +140,7 @@ def query_spec(policy: Policy) -> QuerySpec | None:
     if not all(p.isascii() and "[" not in p for p in patterns):
         return None
     on = [rule in policy.rules for rule in _QUERY_RULES]
-    return on[0], on[1], on[2], drop, keep, _QUERY_RULES  # type: ignore[return-value]
+    return on[0], on[1], on[2], drop, keep, _QUERY_RULES
 
 
 def arrow_urls(values: Any, policy: Policy) -> Any:
