@@ -7,7 +7,9 @@
  * result's (core/_twin.h): no Python object is made for it.  Any other row is one call of a
  * Python callable (urlsan.core.canonicalize, whose compiled entry runs in C, or a SURT key
  * function) on the row as a str; the one Python object per row beyond that str is what the
- * callable returns.
+ * callable returns.  The policy's query rules run here too, on the twin's URL (rules_run),
+ * where urlsan/_columns.py's query_spec hands them over; else in Python, one call per URL
+ * with a query.
  *
  * Optional like the twin (core/_speedups.c): without it, urlsan/_columns.py builds the lists.
  */
@@ -156,7 +158,9 @@ static int out_rules(Out *o, Py_ssize_t i, int changed, PyObject *const *names, 
             seen = names[j] == names[k];
             /* two interned strs are equal only as one object (the twin's and the query rules'
              * names are) */
-            if (!seen && !(PyUnicode_CHECK_INTERNED(names[j]) && PyUnicode_CHECK_INTERNED(names[k]))) {
+            int both = PyUnicode_CheckExact(names[j]) && PyUnicode_CheckExact(names[k]) &&
+                       PyUnicode_CHECK_INTERNED(names[j]) && PyUnicode_CHECK_INTERNED(names[k]);
+            if (!seen && !both) {
                 int eq = PyUnicode_Compare(names[j], names[k]);
                 if (eq == -1 && PyErr_Occurred()) return -1;
                 seen = eq == 0;
@@ -418,7 +422,8 @@ static int rules_open(Rules *q, PyObject *spec) {
     }
     q->ndrops = PyTuple_GET_SIZE(drops);
     q->nkeeps = PyTuple_GET_SIZE(keeps);
-    Py_ssize_t nspecs = q->ndrops + q->nkeeps, npatterns = count_patterns(drops) + count_patterns(keeps);
+    Py_ssize_t nspecs = q->ndrops + q->nkeeps;
+    Py_ssize_t npatterns = count_patterns(drops) + count_patterns(keeps);
     q->drops = PyMem_Calloc((size_t)nspecs + 1, sizeof(Spec));
     q->patterns = PyMem_Calloc((size_t)npatterns + 1, sizeof(Text));
     q->drop_on = PyMem_Calloc((size_t)nspecs + 1, sizeof(Spec *));
@@ -984,8 +989,8 @@ done:
  *
  * For each of the length rows from offset of an Arrow string column (large: int64 offsets,
  * else int32): null stays null; the text stripped of ASCII white space is null when blank,
- * else the twin's canonical URL of it, when twin is (capsule, flags, query, policy) and the
- * twin serves it (core/_twin.h; call must then be canonicalize with that policy), else
+ * else the twin's canonical URL of it, when twin is (capsule, flags, query, policy, rules)
+ * and the twin serves it (core/_twin.h; call must then be canonicalize with that policy), else
  * call(text, *tail) (its item field when field >= 0), or fallback(text) when the call raises
  * an Exception and fallback is not None.  A value of None is null, a str is the row. */
 static PyObject *map_strings(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
