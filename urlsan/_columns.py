@@ -114,7 +114,6 @@ def canonical_urls(values: Iterable[object], policy: Policy) -> list[str | None]
     return out
 
 
-@lru_cache(maxsize=64)
 def column_twin(policy: Policy) -> ColumnTwin | None:
     """`canonical.ascii_twin` of ``policy`` with its `query_spec`: what the compiled loop
     (core/_columns.c) takes; None when every row is ``canonicalize``'s."""
@@ -124,6 +123,7 @@ def column_twin(policy: Policy) -> ColumnTwin | None:
     return (*twin, query_spec(policy) if twin[2] is not None else None)
 
 
+@lru_cache(maxsize=64)
 def query_spec(policy: Policy) -> QuerySpec | None:
     """The query rules of ``policy`` as the compiled loop runs them itself: which of
     drop-params, sort-query and drop-empty-query are on, the drop and keep specs as
