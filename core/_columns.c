@@ -7,7 +7,9 @@
  * result's (core/_twin.h): no Python object is made for it.  Any other row is one call of a
  * Python callable (urlsan.core.canonicalize, whose compiled entry runs in C, or a SURT key
  * function) on the row as a str; the one Python object per row beyond that str is what the
- * callable returns.
+ * callable returns.  The policy's query rules run here too, on the twin's URL (rules_run),
+ * where urlsan/_columns.py's query_spec hands them over; else in Python, one call per URL
+ * with a query.
  *
  * Optional like the twin (core/_speedups.c): without it, urlsan/_columns.py builds the lists.
  */
@@ -154,7 +156,11 @@ static int out_rules(Out *o, Py_ssize_t i, int changed, PyObject *const *names, 
         int seen = 0;
         for (Py_ssize_t j = 0; j < k && !seen; j++) {
             seen = names[j] == names[k];
-            if (!seen) {
+            /* two interned strs are equal only as one object (the twin's and the query rules'
+             * names are) */
+            int both = PyUnicode_CheckExact(names[j]) && PyUnicode_CheckExact(names[k]) &&
+                       PyUnicode_CHECK_INTERNED(names[j]) && PyUnicode_CHECK_INTERNED(names[k]);
+            if (!seen && !both) {
                 int eq = PyUnicode_Compare(names[j], names[k]);
                 if (eq == -1 && PyErr_Occurred()) return -1;
                 seen = eq == 0;
@@ -165,26 +171,445 @@ static int out_rules(Out *o, Py_ssize_t i, int changed, PyObject *const *names, 
     return 0;
 }
 
+/* ---- the query rules in C: core/query.py's drop-params, sort-query and drop-empty-query on
+ * the twin's canonical URL, as driver.query_rules_url runs them (its steps after the query's
+ * character pass), for a policy whose parameter specs urlsan/_columns.py's query_spec hands
+ * over: shell patterns of ASCII characters, "*" and "?" only (no "[...]" class), lowercase as
+ * params.parse_spec makes them.  params.py matches a name against fnmatch.translate's regex of
+ * each pattern, case-insensitively, whole; a host pattern P as "(?:.*\.)?P", so that it
+ * covers the host and every host below it.  A name is compared as the canonical URL writes it:
+ * "utm%5Fsource" is "utm_source" only where decode-unreserved made it so. */
+
+typedef struct {
+    const char *s;
+    Py_ssize_t n;
+} Text;
+
+typedef struct {
+    Text host;   /* the host pattern, when scoped */
+    int scoped;  /* 0: every host */
+    Text *names; /* the name patterns */
+    Py_ssize_t n;
+} Spec;
+
+/* A parameter of the query: its text (s, n), the length of its name (what precedes its first
+ * "="), and its place in the query as split. */
+typedef struct {
+    const char *s;
+    Py_ssize_t n, name, k;
+} Pair;
+
+/* What a row's ";" path parameters ask (rules_open): nothing (drop-params is off, or drops
+ * nothing), a look at their names (path_params_kept), or the twin's declining the row. */
+enum { PATH_KEPT, PATH_LOOK, PATH_DECLINE };
+
+/* The name patterns of the specs that apply everywhere (no spec scoped by host), by the first
+ * character of the names they may match: a name is tried against those of its own first
+ * character alone (a pattern that starts with "*" or "?" is under every character). */
+typedef struct {
+    const Text **patterns; /* NULL: not built (specs scoped by host, or too many patterns) */
+    Py_ssize_t at[257];    /* the patterns of first character c: patterns[at[c]:at[c + 1]] */
+} Index;
+
+typedef struct {
+    int drop, sort, empty, by_host; /* which rules are on; a spec is scoped by host */
+    Index drop_index, keep_index;
+    int path;                       /* PATH_KEPT, PATH_LOOK or PATH_DECLINE */
+    PyObject *rule[3];              /* their names: drop-params, sort-query, drop-empty-query */
+    Spec *drops, *keeps;            /* the policy's specs */
+    Py_ssize_t ndrops, nkeeps;
+    Text *patterns;                 /* every spec's name patterns, one allocation */
+    const Spec **drop_on, **keep_on; /* the specs that apply on the host at hand */
+    Py_ssize_t ndrop_on, nkeep_on;
+    Pair *pairs;                    /* the query's parameters, and room for them sorted */
+    Py_ssize_t cap;
+    char *url;                      /* the URL the rules made */
+    Py_ssize_t url_cap;
+} Rules;
+
+static inline unsigned char lower(unsigned char c) {
+    return c >= 'A' && c <= 'Z' ? (unsigned char)(c + 32) : c;
+}
+
+/* fnmatch's whole match of the pattern p (lowercase) on s, case-insensitively: "*" any run,
+ * "?" any one character, any other a character of its own. */
+static int glob(const char *p, Py_ssize_t pn, const char *s, Py_ssize_t sn) {
+    Py_ssize_t i = 0, j = 0, star = -1, mark = 0;
+    while (j < sn) {
+        if (i < pn && p[i] != '*' && (p[i] == '?' || p[i] == (char)lower((unsigned char)s[j]))) {
+            i++;
+            j++;
+        } else if (i < pn && p[i] == '*') {
+            star = i++;
+            mark = j;
+        } else if (star >= 0) { /* the last "*" takes one more character */
+            i = star + 1;
+            j = ++mark;
+        } else {
+            return 0;
+        }
+    }
+    while (i < pn && p[i] == '*') i++;
+    return i == pn;
+}
+
+/* params._host: the host pattern covers the host, or a host it is the tail of after a ".". */
+static int host_covered(const Text *pattern, const char *h, Py_ssize_t hn) {
+    if (glob(pattern->s, pattern->n, h, hn)) return 1;
+    for (Py_ssize_t k = 0; k < hn; k++)
+        if (h[k] == '.' && glob(pattern->s, pattern->n, h + k + 1, hn - k - 1)) return 1;
+    return 0;
+}
+
+static int named(const Spec *const *specs, Py_ssize_t count, const Index *index,
+                 const char *name, Py_ssize_t n) {
+    if (index->patterns && n) {
+        unsigned char c = lower((unsigned char)name[0]);
+        for (Py_ssize_t k = index->at[c]; k < index->at[c + 1]; k++)
+            if (glob(index->patterns[k]->s, index->patterns[k]->n, name, n)) return 1;
+        return 0;
+    }
+    for (Py_ssize_t k = 0; k < count; k++) {
+        const Spec *spec = specs[k];
+        for (Py_ssize_t j = 0; j < spec->n; j++) {
+            const Text *p = &spec->names[j];
+            /* a first character of its own that differs: the common case, decided here */
+            if (p->n && p->s[0] != '*' && p->s[0] != '?' &&
+                (!n || p->s[0] != (char)lower((unsigned char)name[0])))
+                continue;
+            if (glob(p->s, p->n, name, n)) return 1;
+        }
+    }
+    return 0;
+}
+
+/* params.Matcher.for_host: the specs that apply on host h (the URL's as written; "" for
+ * none), into drop_on and keep_on. */
+static void rules_for_host(Rules *q, const char *h, Py_ssize_t hn) {
+    q->ndrop_on = q->nkeep_on = 0;
+    for (Py_ssize_t k = 0; k < q->ndrops; k++)
+        if (!q->drops[k].scoped || host_covered(&q->drops[k].host, h, hn))
+            q->drop_on[q->ndrop_on++] = &q->drops[k];
+    for (Py_ssize_t k = 0; k < q->nkeeps; k++)
+        if (!q->keeps[k].scoped || host_covered(&q->keeps[k].host, h, hn))
+            q->keep_on[q->nkeep_on++] = &q->keeps[k];
+}
+
+/* params._tests: on a host that a keep spec covers, every query parameter it does not name
+ * goes (an allowlist); else those the drop specs name. */
+static int query_drops(const Rules *q, const char *name, Py_ssize_t n) {
+    if (q->nkeep_on) return !named(q->keep_on, q->nkeep_on, &q->keep_index, name, n);
+    return named(q->drop_on, q->ndrop_on, &q->drop_index, name, n);
+}
+
+/* A ";name" path parameter goes when a drop spec names it and no keep spec does. */
+static int path_drops(const Rules *q, const char *name, Py_ssize_t n) {
+    return named(q->drop_on, q->ndrop_on, &q->drop_index, name, n) &&
+           !(q->nkeep_on && named(q->keep_on, q->nkeep_on, &q->keep_index, name, n));
+}
+
+/* The index of the specs (each applying everywhere); -1: no memory. */
+static int index_build(Index *x, const Spec *const *specs, Py_ssize_t count) {
+    Py_ssize_t total = 0;
+    for (Py_ssize_t k = 0; k < count; k++) total += specs[k]->n;
+    if (total > 64) return 0; /* a long list: tried one by one (a pattern may be in 256 lists) */
+    for (int pass = 0; pass < 2; pass++) { /* count, then fill */
+        Py_ssize_t fill[256] = {0};
+        for (Py_ssize_t k = 0; k < count; k++)
+            for (Py_ssize_t j = 0; j < specs[k]->n; j++) {
+                const Text *p = &specs[k]->names[j];
+                int wild = !p->n || p->s[0] == '*' || p->s[0] == '?';
+                int lo = wild ? 0 : (unsigned char)p->s[0], hi = wild ? 256 : lo + 1;
+                for (int c = lo; c < hi; c++) {
+                    if (pass) x->patterns[x->at[c] + fill[c]] = p;
+                    fill[c]++;
+                }
+            }
+        if (pass) break;
+        x->at[0] = 0;
+        for (int c = 0; c < 256; c++) x->at[c + 1] = x->at[c] + fill[c];
+        x->patterns = PyMem_Malloc((size_t)(x->at[256] + 1) * sizeof *x->patterns);
+        if (!x->patterns) {
+            PyErr_NoMemory();
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void rules_close(Rules *q) {
+    if (!q) return;
+    PyMem_Free(q->drop_index.patterns);
+    PyMem_Free(q->keep_index.patterns);
+    PyMem_Free(q->drops);
+    PyMem_Free(q->patterns);
+    PyMem_Free(q->drop_on);
+    PyMem_Free(q->pairs);
+    PyMem_Free(q->url);
+}
+
+/* A pattern as query_spec hands it: ASCII, lowercase, "*", "?" and literal characters. */
+static int pattern_of(PyObject *obj, Text *out) {
+    out->s = PyUnicode_Check(obj) ? PyUnicode_AsUTF8AndSize(obj, &out->n) : NULL;
+    if (!out->s) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "a pattern is no str");
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < out->n; k++) {
+        unsigned char c = (unsigned char)out->s[k];
+        if (c >= 0x80 || c == '[' || (c >= 'A' && c <= 'Z')) {
+            PyErr_Format(PyExc_ValueError, "pattern %R: not ASCII, lowercase, without [...]", obj);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The specs of one kind: a tuple of (host pattern or None, tuple of name patterns). */
+static int specs_of(PyObject *tuple, Spec *specs, Text **patterns, int *by_host) {
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(tuple); k++) {
+        PyObject *item = PyTuple_GET_ITEM(tuple, k), *host, *names;
+        if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 2 ||
+            !PyTuple_Check(names = PyTuple_GET_ITEM(item, 1))) {
+            PyErr_SetString(PyExc_TypeError, "a spec: (host or None, names: tuple)");
+            return -1;
+        }
+        host = PyTuple_GET_ITEM(item, 0);
+        Spec *spec = &specs[k];
+        spec->scoped = host != Py_None;
+        if (spec->scoped && pattern_of(host, &spec->host) < 0) return -1;
+        *by_host |= spec->scoped;
+        spec->names = *patterns;
+        spec->n = PyTuple_GET_SIZE(names);
+        for (Py_ssize_t j = 0; j < spec->n; j++)
+            if (pattern_of(PyTuple_GET_ITEM(names, j), (*patterns)++) < 0) return -1;
+    }
+    return 0;
+}
+
+static Py_ssize_t count_patterns(PyObject *tuple) {
+    Py_ssize_t count = 0;
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(tuple); k++) {
+        PyObject *item = PyTuple_GET_ITEM(tuple, k);
+        if (PyTuple_Check(item) && PyTuple_GET_SIZE(item) == 2 &&
+            PyTuple_Check(PyTuple_GET_ITEM(item, 1)))
+            count += PyTuple_GET_SIZE(PyTuple_GET_ITEM(item, 1));
+    }
+    return count;
+}
+
+/* urlsan/_columns.py's query_spec: (drop: bool, sort: bool, empty: bool, drop specs, keep
+ * specs, (the three rules' names)). */
+static int rules_open(Rules *q, PyObject *spec) {
+    memset(q, 0, sizeof *q);
+    PyObject *drops, *keeps, *names;
+    if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) != 6 ||
+        !PyTuple_Check(drops = PyTuple_GET_ITEM(spec, 3)) ||
+        !PyTuple_Check(keeps = PyTuple_GET_ITEM(spec, 4)) ||
+        !PyTuple_Check(names = PyTuple_GET_ITEM(spec, 5)) || PyTuple_GET_SIZE(names) != 3) {
+        PyErr_SetString(PyExc_TypeError,
+                        "query rules: (drop, sort, empty, drop specs, keep specs, names)");
+        return -1;
+    }
+    int *on[3] = {&q->drop, &q->sort, &q->empty};
+    for (int k = 0; k < 3; k++) {
+        if ((*on[k] = PyObject_IsTrue(PyTuple_GET_ITEM(spec, k))) < 0) return -1;
+        q->rule[k] = PyTuple_GET_ITEM(names, k);
+        if (!PyUnicode_Check(q->rule[k])) {
+            PyErr_SetString(PyExc_TypeError, "a rule name is no str");
+            return -1;
+        }
+    }
+    q->ndrops = PyTuple_GET_SIZE(drops);
+    q->nkeeps = PyTuple_GET_SIZE(keeps);
+    Py_ssize_t nspecs = q->ndrops + q->nkeeps;
+    Py_ssize_t npatterns = count_patterns(drops) + count_patterns(keeps);
+    q->drops = PyMem_Calloc((size_t)nspecs + 1, sizeof(Spec));
+    q->patterns = PyMem_Calloc((size_t)npatterns + 1, sizeof(Text));
+    q->drop_on = PyMem_Calloc((size_t)nspecs + 1, sizeof(Spec *));
+    if (!q->drops || !q->patterns || !q->drop_on) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    q->keeps = q->drops + q->ndrops;
+    q->keep_on = q->drop_on + q->ndrops;
+    Text *patterns = q->patterns;
+    if (specs_of(drops, q->drops, &patterns, &q->by_host) < 0 ||
+        specs_of(keeps, q->keeps, &patterns, &q->by_host) < 0)
+        return -1;
+    rules_for_host(q, "", 0); /* no spec scoped by host: the same specs on every host */
+    if (!q->by_host && (index_build(&q->drop_index, q->drop_on, q->ndrop_on) < 0 ||
+                        index_build(&q->keep_index, q->keep_on, q->nkeep_on) < 0))
+        return -1;
+    /* Scoped specs: which drop on a row's host is known in the sink, after the twin ran. */
+    q->path = !q->drop || !q->ndrops ? PATH_KEPT : q->by_host ? PATH_DECLINE : PATH_LOOK;
+    return 0;
+}
+
+static int rules_room(Rules *q, Py_ssize_t pairs, Py_ssize_t url) {
+    if (pairs > q->cap) {
+        Pair *more = PyMem_Realloc(q->pairs, (size_t)pairs * sizeof(Pair));
+        if (!more) goto no_memory;
+        q->pairs = more;
+        q->cap = pairs;
+    }
+    if (url > q->url_cap) {
+        char *more = PyMem_Realloc(q->url, (size_t)url);
+        if (!more) goto no_memory;
+        q->url = more;
+        q->url_cap = url;
+    }
+    return 0;
+no_memory:
+    PyErr_NoMemory();
+    return -1;
+}
+
+/* query.sort's order: by name alone (str order, which is byte order in ASCII), stably. */
+static int pair_order(const void *pa, const void *pb) {
+    const Pair *a = pa, *b = pb;
+    int c = memcmp(a->s, b->s, (size_t)(a->name < b->name ? a->name : b->name));
+    if (c) return c;
+    if (a->name != b->name) return a->name < b->name ? -1 : 1;
+    return a->k < b->k ? -1 : a->k > b->k;
+}
+
+static void sort_pairs(Pair *p, Py_ssize_t n) {
+    if (n > 16) {
+        qsort(p, (size_t)n, sizeof *p, pair_order);
+        return;
+    }
+    for (Py_ssize_t i = 1; i < n; i++) { /* insertion: stable, and quick for a few */
+        Pair x = p[i];
+        Py_ssize_t j = i;
+        for (; j > 0 && pair_order(&p[j - 1], &x) > 0; j--) p[j] = p[j - 1];
+        p[j] = x;
+    }
+}
+
+/* driver.query_rules_url on the URL u[0:n] (host: where the rules read specs scoped by host):
+ * 1 with *out, *out_n the URL they made and fired[0:*nfired] the rules that rewrote it, in the
+ * order they ran; 0 when none did; -1 no memory. */
+static int rules_run(Rules *q, const char *u, Py_ssize_t n, const char *host, Py_ssize_t host_n,
+                     const char **out, Py_ssize_t *out_n, PyObject **fired, int *nfired) {
+    const char *hash = memchr(u, '#', (size_t)n);
+    Py_ssize_t end = hash ? hash - u : n;
+    const char *mark = memchr(u, '?', (size_t)end);
+    *nfired = 0;
+    if (!mark) return 0;
+    Py_ssize_t start = mark - u + 1, size = end - start, count = 1;
+    const char *text = u + start;
+    for (Py_ssize_t i = 0; i < size; i++) count += text[i] == '&';
+    if (q->by_host) rules_for_host(q, host, host_n);
+    int drop = q->drop && size && (q->ndrop_on || q->nkeep_on);
+    int sort = q->sort && count > 1;
+    if (!drop && !sort && !(q->empty && !size)) return 0;
+    if (rules_room(q, count, n) < 0) return -1;
+    Pair *pairs = q->pairs;
+    for (Py_ssize_t i = 0, at = 0, k = 0; i <= size; i++) { /* text.split("&") */
+        if (i < size && text[i] != '&') continue;
+        const char *eq = memchr(text + at, '=', (size_t)(i - at));
+        pairs[k] = (Pair){text + at, i - at, eq ? eq - (text + at) : i - at, k};
+        k++;
+        at = i + 1;
+    }
+    int present = 1; /* the query is left, if empty */
+    Py_ssize_t kept = count;
+    if (drop) {
+        kept = 0;
+        for (Py_ssize_t k = 0; k < count; k++)
+            if (!query_drops(q, pairs[k].s, pairs[k].name)) {
+                pairs[kept] = pairs[k];
+                pairs[kept].k = kept;
+                kept++;
+            }
+        if (kept < count) {
+            fired[(*nfired)++] = q->rule[0];
+            present = kept > 1 || (kept == 1 && pairs[0].n); /* "" is no query: None */
+        }
+    }
+    if (present && q->sort && kept > 1) {
+        sort_pairs(pairs, kept);
+        for (Py_ssize_t k = 0; k < kept; k++)
+            if (pairs[k].k != k) {
+                fired[(*nfired)++] = q->rule[1];
+                break;
+            }
+    }
+    if (present && q->empty && !size) {
+        fired[(*nfired)++] = q->rule[2];
+        present = 0;
+    }
+    if (!*nfired) return 0;
+    char *w = q->url;
+    memcpy(w, u, (size_t)(start - 1));
+    w += start - 1;
+    if (present) {
+        *w++ = '?';
+        for (Py_ssize_t k = 0; k < kept; k++) {
+            if (k) *w++ = '&';
+            memcpy(w, pairs[k].s, (size_t)pairs[k].n);
+            w += pairs[k].n;
+        }
+    }
+    memcpy(w, u + end, (size_t)(n - end));
+    w += n - end;
+    *out = q->url;
+    *out_n = w - q->url;
+    return 1;
+}
+
+/* A name character that the character pass leaves as it is in any policy: unreserved,
+ * sub-delims but ";" and "=", ":" and "@" (RFC 3986 §3.3). */
+static unsigned char name_plain[256];
+
+/* Whether the ";name" path parameters of the row p[0:n] (every ";" before its query or
+ * fragment: the authority's too, which only errs on the side of the reference) keep their
+ * names through the character pass and are each one that drop-params keeps.  Then the
+ * reference's path step leaves the path as it is, and the twin's URL is the reference's. */
+static int path_params_kept(const Rules *q, const unsigned char *p, Py_ssize_t n) {
+    Py_ssize_t end = 0;
+    while (end < n && p[end] != '?' && p[end] != '#') end++;
+    const unsigned char *semi = memchr(p, ';', (size_t)end);
+    while (semi) {
+        Py_ssize_t at = semi - p + 1, i = at;
+        while (i < end && p[i] != ';' && p[i] != '/' && p[i] != '=') {
+            if (!name_plain[p[i]]) return 0;
+            i++;
+        }
+        if (path_drops(q, (const char *)p + at, i - at)) return 0;
+        semi = memchr(p + i, ';', (size_t)(end - i));
+    }
+    return 1;
+}
+
 /* ---- the twin straight from the buffer (core/_twin.h) */
 
-/* The twin's way in, when given one: (capsule, flags, query, policy), as
- * urlsan.core.canonical.ascii_twin(policy) makes it. */
+/* The twin's way in, when given one: (capsule, flags, query, policy, rules), as
+ * urlsan._columns.column_twin(policy) makes it; rules (query_spec) None: the policy's query
+ * rules are query's, a Python call. */
 typedef struct {
     const UrlsanTwinApi *api; /* NULL: every row goes to the Python callable */
     int flags;
     PyObject *query, *policy; /* query(url, policy, host) -> (url, rules); or None */
+    Rules *rules;             /* the query rules in C; NULL: query's */
+    Rules rules_here;
     Out *out;
     Py_ssize_t i;             /* the row */
     const char *row;          /* its text, stripped */
     Py_ssize_t row_n;
 } Twin;
 
+static void twin_close(Twin *t) { rules_close(t->rules); }
+
 static int twin_open(Twin *t, PyObject *spec, Out *out) {
     t->api = NULL;
+    t->rules = NULL;
     t->out = out;
     if (spec == Py_None) return 0;
-    if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) != 4) {
-        PyErr_SetString(PyExc_TypeError, "twin: None or (capsule, flags: int, query, policy)");
+    if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) != 5) {
+        PyErr_SetString(PyExc_TypeError,
+                        "twin: None or (capsule, flags: int, query, policy, rules)");
         return -1;
     }
     const UrlsanTwinApi *api = PyCapsule_GetPointer(PyTuple_GET_ITEM(spec, 0), URLSAN_TWIN_API_NAME);
@@ -194,10 +619,15 @@ static int twin_open(Twin *t, PyObject *spec, Out *out) {
         PyErr_SetString(PyExc_ValueError, "twin: another version of the twin, or flags it has not");
         return -1;
     }
-    t->api = api;
-    t->flags = (int)flags;
     t->query = PyTuple_GET_ITEM(spec, 2);
     t->policy = PyTuple_GET_ITEM(spec, 3);
+    PyObject *rules = PyTuple_GET_ITEM(spec, 4);
+    if (rules != Py_None && t->query != Py_None) {
+        t->rules = &t->rules_here;
+        if (rules_open(t->rules, rules) < 0) return -1;
+    }
+    t->api = api;
+    t->flags = (int)flags;
     return 0;
 }
 
@@ -219,29 +649,36 @@ static PyObject *twin_query(Twin *t, const UrlsanMade *made) {
     return done;
 }
 
-/* What the twin hands over: its URL (with query rules and a "?", the URL query() makes of it)
- * and, for the full result, whether it differs from the row and the rules of its edits (the
- * query rules' before the fragment's, as canonicalize orders them). */
+/* What the twin hands over: its URL (with query rules and a "?", the URL they make of it) and,
+ * for the full result, whether it differs from the row and the rules of its edits (the query
+ * rules' before the fragment's, as canonicalize orders them). */
 static int twin_sink(void *ctx, const UrlsanMade *made) {
     Twin *t = ctx;
     Out *o = t->out;
     const char *url = made->url;
-    Py_ssize_t n = made->length;
-    PyObject *queried = NULL, *extra = NULL;
-    if (t->query != Py_None && memchr(url, '?', (size_t)n)) {
+    Py_ssize_t n = made->length, more = 0;
+    PyObject *queried = NULL, *const *extra = NULL, *fired[3];
+    if (t->rules) {
+        int nfired = 0;
+        const char *host = made->host_at < 0 ? "" : made->url + made->host_at;
+        Py_ssize_t host_n = made->host_at < 0 ? 0 : made->host_end - made->host_at;
+        if (rules_run(t->rules, url, n, host, host_n, &url, &n, fired, &nfired) < 0) return -1;
+        extra = fired;
+        more = nfired;
+    } else if (t->query != Py_None && memchr(url, '?', (size_t)n)) {
         if (!(queried = twin_query(t, made))) return -1;
         url = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(queried, 0), &n);
-        extra = PyTuple_GET_ITEM(queried, 1);
+        extra = PySequence_Fast_ITEMS(PyTuple_GET_ITEM(queried, 1));
+        more = PyTuple_GET_SIZE(PyTuple_GET_ITEM(queried, 1));
     }
     int rc = url ? out_url(o, t->i, url, n) : -1;
     if (rc == 0 && o->full) {
         const UrlsanFired *f = made->fired;
-        Py_ssize_t more = extra ? PyTuple_GET_SIZE(extra) : 0;
         PyObject *names[URLSAN_MAX_RULES + 8]; /* the twin's, and the (three) query rules */
         const Py_ssize_t room = sizeof names / sizeof *names;
         Py_ssize_t k = 0;
         for (int j = 0; j < f->fragment; j++) names[k++] = f->rules[j];
-        for (Py_ssize_t j = 0; j < more && k < room; j++) names[k++] = PyTuple_GET_ITEM(extra, j);
+        for (Py_ssize_t j = 0; j < more && k < room; j++) names[k++] = extra[j];
         for (int j = f->fragment; j < f->n && k < room; j++) names[k++] = f->rules[j];
         int changed = n != t->row_n || memcmp(url, t->row, (size_t)n) != 0;
         rc = out_rules(o, t->i, changed, names, k);
@@ -255,14 +692,24 @@ static int twin_sink(void *ctx, const UrlsanMade *made) {
  * callable, which raises it again and then takes its fallback). */
 static int twin_row(Twin *t, Py_ssize_t i, const unsigned char *p, int64_t n) {
     if (!t->api || !is_ascii(p, n)) return 0;
+    /* Under query rules the twin leaves a row with a ";" before its query to canonicalize
+     * (path parameters go before dot removal: driver.query_rules_after).  With the rules in C
+     * and no spec scoped by host, a row whose path parameters all stay is the twin's. */
+    int query_rules = t->query != Py_None;
+    Rules *q = t->rules;
+    if (q && q->path != PATH_DECLINE) {
+        if (q->path == PATH_LOOK && memchr(p, ';', (size_t)n) &&
+            !path_params_kept(q, p, (Py_ssize_t)n))
+            return 0;
+        query_rules = 0;
+    }
     Out *o = t->out;
     Py_ssize_t url_size = o->url.size, names_size = o->names.size, offs_size = o->name_offs.size;
     int32_t nnames = o->nnames;
     t->i = i;
     t->row = (const char *)p;
     t->row_n = (Py_ssize_t)n;
-    int rc = t->api->ascii_url((const char *)p, (Py_ssize_t)n, t->flags, t->query != Py_None,
-                               twin_sink, t);
+    int rc = t->api->ascii_url((const char *)p, (Py_ssize_t)n, t->flags, query_rules, twin_sink, t);
     if (rc >= 0) return rc;
     /* what the row wrote goes; its bits are set again, or not, by the Python call */
     o->url.size = url_size;
@@ -506,7 +953,7 @@ static PyObject *map(PyObject *const *args, Py_ssize_t nargs, int full, const ch
     Call c;
     Rows r;
     Out o;
-    Twin twin;
+    Twin twin = {0};
     if (call_open(&c, args) < 0 || rows_open(&r, args + 4) < 0) return NULL;
     PyObject *result = NULL;
     if (out_open(&o, r.length, full, rows_bytes(&r)) < 0 || twin_open(&twin, args[10], &o) < 0 ||
@@ -530,6 +977,7 @@ static PyObject *map(PyObject *const *args, Py_ssize_t nargs, int full, const ch
         Py_XDECREF(names);
     }
 done:
+    twin_close(&twin);
     out_close(&o);
     column_release(&r.col);
     return result;
@@ -541,8 +989,8 @@ done:
  *
  * For each of the length rows from offset of an Arrow string column (large: int64 offsets,
  * else int32): null stays null; the text stripped of ASCII white space is null when blank,
- * else the twin's canonical URL of it, when twin is (capsule, flags, query, policy) and the
- * twin serves it (core/_twin.h; call must then be canonicalize with that policy), else
+ * else the twin's canonical URL of it, when twin is (capsule, flags, query, policy, rules)
+ * and the twin serves it (core/_twin.h; call must then be canonicalize with that policy), else
  * call(text, *tail) (its item field when field >= 0), or fallback(text) when the call raises
  * an Exception and fallback is not None.  A value of None is null, a str is the row. */
 static PyObject *map_strings(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -790,5 +1238,8 @@ static struct PyModuleDef module = {
 
 PyMODINIT_FUNC PyInit__columns(void) {
     plain_tables();
+    for (const char *c = "-._~!$&'()*+,:@"; *c; c++) name_plain[(unsigned char)*c] = 1;
+    for (int c = 0; c < 256; c++)
+        name_plain[c] |= (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
     return PyModuleDef_Init(&module);
 }

@@ -12,7 +12,7 @@ def map_strings(
     offset: int,
     length: int,
     large: bool,
-    twin: tuple[object, int, Callable[..., Any] | None, Any] | None,
+    twin: tuple[object, int, Callable[..., Any] | None, Any, tuple[Any, ...] | None] | None,
     /,
 ) -> tuple[int, bytes | None, bytes, bytes]: ...
 def map_result(
@@ -26,7 +26,7 @@ def map_result(
     offset: int,
     length: int,
     large: bool,
-    twin: tuple[object, int, Callable[..., Any] | None, Any] | None,
+    twin: tuple[object, int, Callable[..., Any] | None, Any, tuple[Any, ...] | None] | None,
     /,
 ) -> tuple[int, bytes | None, bytes, bytes, int, bytes | None, bytes, bytes, bytes, bytes]: ...
 def ia_plain(url: str, /) -> str | None: ...

@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from collections.abc import Callable, Iterable
+from functools import lru_cache
 from typing import Any
 
 from urlsan.core import Policy, canonicalize, many
-from urlsan.core.canonical import AsciiTwin, ascii_twin
+from urlsan.core.canonical import ascii_twin
 from urlsan.core.options import policy_from_options
+from urlsan.core.params import parse_spec
 from urlsan.core.surt import PROFILES as SURT_PROFILES
 from urlsan.core.surt import ia_key, urlsan_key
 
@@ -34,6 +37,20 @@ if not os.environ.get("URLSAN_NO_EXTENSIONS"):
 
 # The fields of `arrow_result`'s struct: `columns`'s three lists.
 URL, CHANGED, RULES = "url", "changed", "rules"
+
+# The rules on a query's parameters, in the order they run (`urlsan.core.query`); interned, as
+# the compiled twin's rule names are, so that the loop tells two names apart by identity.
+_QUERY_RULES: tuple[str, str, str] = (
+    sys.intern("drop-params"),
+    sys.intern("sort-query"),
+    sys.intern("drop-empty-query"),
+)
+
+# What the compiled loop takes of a policy: the twin's capsule, its switches, the Python query
+# rules (`driver.query_rules_url`, or None), the policy, and `query_spec` (None: the Python
+# query rules run on each URL with a query).
+ColumnTwin = tuple[object, int, Callable[..., Any] | None, Policy, tuple[Any, ...] | None]
+QuerySpec = tuple[bool, bool, bool, tuple[Any, ...], tuple[Any, ...], tuple[str, str, str]]
 
 
 def build_policy(
@@ -97,6 +114,35 @@ def canonical_urls(values: Iterable[object], policy: Policy) -> list[str | None]
     return out
 
 
+def column_twin(policy: Policy) -> ColumnTwin | None:
+    """`canonical.ascii_twin` of ``policy`` with its `query_spec`: what the compiled loop
+    (core/_columns.c) takes; None when every row is ``canonicalize``'s."""
+    twin = ascii_twin(policy)
+    if twin is None:
+        return None
+    return (*twin, query_spec(policy) if twin[2] is not None else None)
+
+
+@lru_cache(maxsize=64)
+def query_spec(policy: Policy) -> QuerySpec | None:
+    """The query rules of ``policy`` as the compiled loop runs them itself: which of
+    drop-params, sort-query and drop-empty-query are on, the drop and keep specs as
+    `params.parse_spec` reads them (``(host pattern or None, name patterns)``, lowercase), and
+    the rules' names.  None when a pattern is more than the loop matches (a ``[...]`` class,
+    which is also how a bracketed IP-literal host reads to fnmatch, or a character that is not
+    ASCII, which a case-insensitive regex may fold onto an ASCII one): then
+    `driver.query_rules_url` runs them, in Python."""
+    drop, keep = (
+        tuple(parse_spec(spec) for spec in specs)
+        for specs in (policy.drop_params, policy.keep_params)
+    )
+    patterns = [p for spec in (*drop, *keep) for p in (spec.host or "", *spec.names)]
+    if not all(p.isascii() and "[" not in p for p in patterns):
+        return None
+    on = [rule in policy.rules for rule in _QUERY_RULES]
+    return on[0], on[1], on[2], drop, keep, _QUERY_RULES
+
+
 def arrow_urls(values: Any, policy: Policy) -> Any:
     """`canonical_urls` of a pyarrow string column (Array or ChunkedArray), as a pyarrow
     ``large_string`` array."""
@@ -104,7 +150,7 @@ def arrow_urls(values: Any, policy: Policy) -> Any:
         values,
         (canonicalize, (policy,), 1, lambda text: columns([text], policy)[0][0]),
         lambda rows: canonical_urls(rows, policy),
-        ascii_twin(policy),
+        column_twin(policy),
     )
 
 
@@ -128,7 +174,7 @@ def arrow_result(values: Any, policy: Policy) -> Any:
 
     if _map_result is None:
         return _struct(pa, *columns(values.to_pylist(), policy))
-    twin = ascii_twin(policy)
+    twin = column_twin(policy)
     parts = [
         _struct_of(
             pa, chunk, _map_result(_one_row, (policy,), -1, None, *_buffers(pa, chunk), twin)
@@ -192,7 +238,7 @@ def _arrow_map(
     values: Any,
     call: tuple[Callable[..., Any], tuple[Any, ...], int, Callable[[str], str | None]],
     by_list: Callable[[list[Any]], list[str | None]],
-    twin: AsciiTwin | None = None,
+    twin: ColumnTwin | None = None,
 ) -> Any:
     import pyarrow as pa
 

@@ -173,6 +173,7 @@ def test_the_switch_sets_the_twin_aside_for_the_columns_too(
     assert ascii_twin(policy) is not None
     monkeypatch.setattr(compiled, "twin", None)
     assert ascii_twin(policy) is None
+    assert _columns.column_twin(policy) is None
     got = arrow_urls(pa.array(QUERIES), policy).to_pylist()
     assert got == reference_urls(QUERIES, policy)
 
