@@ -28,15 +28,15 @@ _EDIT = (
     + rb',"before":' + _STR + rb',"after":' + _STR + rb"\}"
 )  # fmt: skip
 # The record `encode_record` writes without findings (and the one `encode_json` writes for a
-# rejected target: reason, rejected_by, truncated).  The captures: the time to the minute, its
-# seconds and milliseconds (`record.rfc3339`); the client's address (``ip`` of ``ip:port``, as
-# `summary._client_address` reads it; another form is left to json.loads); scheme, host and
-# action as quoted JSON (never empty, so that a line not matched is told by its empty groups);
-# the edits; the status.
+# rejected target: reason, rejected_by, truncated).  The captures: the time (`record.rfc3339`),
+# to the minute and its seconds; the client's address (``ip`` of ``ip:port``, as
+# `summary._client_address` reads it; another form is left to json.loads); scheme and host, the
+# action, as JSON (never empty, so that a line not matched is told by its empty groups); the
+# edits; the status.
 _RECORD = (
-    rb'\{"ts":"([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}):([0-5][0-9])(\.[0-9]{3})Z"'
+    rb'\{"ts":"(([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}):([0-5][0-9])\.[0-9]{3})Z"'
     rb',"client":"([^"\\\x00-\x1f\x80-\xff:\[]++)(?::[^"\\\x00-\x1f\x80-\xff:]*+)?+"'
-    rb',"method":' + _STR + rb',"scheme":(' + _STR + rb'),"host":(null|' + _STR + rb")"
+    rb',"method":' + _STR + rb',"scheme":(' + _STR + rb',"host":(?:null|' + _STR + rb"))"
     rb',"http_version":' + _STR + rb'(?:,"profile":' + _STR + rb")?+"
     rb',"before":' + _STR + rb',"after":(?:null|' + _STR + rb'),"action":(' + _STR + rb")"
     rb',"edits":(\[(?:' + _EDIT + rb"(?:," + _EDIT + rb")*+)?+\])"
@@ -57,12 +57,11 @@ class Block(NamedTuple):
     """A block of lines as columns, one item per line; a line that is no plain record has
     ``b""`` in every column but `other`, which holds it (without its line end)."""
 
+    time: Sequence[bytes]  # b"2026-11-22T04:00:07.250" (its "Z" left out)
     minute: Sequence[bytes]  # b"2026-11-22T04:00"
     second: Sequence[bytes]  # b"07"
-    millis: Sequence[bytes]  # b".250"
     client: Sequence[bytes]  # the address, without a port
-    scheme: Sequence[bytes]  # quoted: b'"https"'
-    host: Sequence[bytes]  # quoted, or b"null"
+    origin: Sequence[bytes]  # b'"https","host":"a.test"' (the host may be null)
     action: Sequence[bytes]  # quoted
     edits: Sequence[bytes]  # the edits' rules only: b'[{"rule":"lowercase-host"}]'
     status: Sequence[bytes]  # b"200", b"null"
@@ -82,11 +81,17 @@ class Block(NamedTuple):
 def split(lines: bytes) -> Block:
     """``lines`` (whole lines, each with its ``\\n``) as a `Block`."""
     rows = _LINE.findall(lines)
-    columns = list(zip(*rows, strict=True)) if rows else [()] * 10
-    edits = columns[7]
+    columns = list(zip(*rows, strict=True)) if rows else [()] * 9
+    edits = columns[6]
     if edits:
-        columns[7] = _EDIT_TAIL.sub(b"", b"\n".join(edits)).split(b"\n")
+        columns[6] = _EDIT_TAIL.sub(b"", b"\n".join(edits)).split(b"\n")
     return Block(*columns)
+
+
+def origin(captured: bytes) -> tuple[str, str | None]:
+    """The scheme and the host (None for null) of a `Block.origin` item."""
+    scheme, _, host = captured.partition(b',"host":')
+    return text(scheme), None if host == b"null" else text(host)
 
 
 def text(quoted: bytes) -> str:

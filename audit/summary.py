@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import compress
@@ -130,7 +130,7 @@ class _Reading:
         self.records = 0
         self.foreign = 0  # lines that are no audit record
         self.actions: Counter[bytes] = Counter()
-        self.hosts: Counter[tuple[bytes, bytes, bytes]] = Counter()
+        self.hosts: Counter[tuple[bytes, bytes]] = Counter()
         self.clients: Counter[tuple[bytes, bytes]] = Counter()
         self.edits: Counter[bytes] = Counter()
         self.rules: dict[bytes, tuple[list[str], list[str]]] = {}  # edits: (fired, distinct)
@@ -290,7 +290,7 @@ class Summary:
         self.requests += plain
         self.with_status += plain - block.status.count(b"null")  # the others' are b""
         reading.actions.update(block.action)
-        reading.hosts.update(zip(block.host, block.scheme, block.action, strict=True))
+        reading.hosts.update(zip(block.origin, block.action, strict=True))
         reading.clients.update(zip(block.client, block.action, strict=True))
         reading.edits.update(block.edits)
         self._count_times(block, reading)
@@ -301,11 +301,13 @@ class Summary:
         if not timed:
             return
         keep: Sequence[bool] = block.minute
+        times: Iterable[bytes] = filter(None, block.time)
         if len(timed) < len(minutes):  # a day or time that is none (2026-02-30)
             keep = [minutes.get(m) is not None for m in block.minute]
-        stamps = list(compress(zip(block.minute, block.second, block.millis, strict=True), keep))
-        for stamp in (min(stamps), max(stamps)):
-            ts = parse_time((b"%s:%s%sZ" % stamp).decode("ascii"))
+            times = compress(block.time, keep)
+        first, last = _min_max(times)
+        for stamp in (first, last):
+            ts = parse_time(stamp.decode("ascii") + "Z")
             assert ts is not None
             self._widen(ts)
         if self.resolution >= 60:
@@ -324,10 +326,10 @@ class Summary:
         for action, n in reading.actions.items():
             if action:
                 self.actions[bulk.text(action)] += n
-        for (host, scheme, action), n in reading.hosts.items():
+        for (origin, action), n in reading.hosts.items():
             if action:
-                key = _host_key(None if host == b"null" else bulk.text(host), bulk.text(scheme))
-                self.hosts.setdefault(key, Tally()).add(bulk.text(action), n)
+                scheme, host = bulk.origin(origin)
+                self.hosts.setdefault(_host_key(host, scheme), Tally()).add(bulk.text(action), n)
         for (client, action), n in reading.clients.items():
             if action:
                 address = client.decode("ascii")
@@ -607,6 +609,11 @@ def _occurrence(
         "reason": _text(record.get("severity_reason"), ""),
         "status": status if type(status) is int else None,
     }
+
+
+def _min_max(items: Iterable[bytes]) -> tuple[bytes, bytes]:
+    listed = list(items)
+    return min(listed), max(listed)
 
 
 def _bucket_size(span: int) -> int:
