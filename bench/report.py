@@ -27,8 +27,9 @@ import tempfile
 from pathlib import Path
 from typing import NamedTuple
 
-from cli import dirtied  # bench/cli.py: this folder is on sys.path when run
 from corpus import load  # bench/corpus.py
+
+from cli import dirtied  # bench/cli.py: this folder is on sys.path when run
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
