@@ -81,7 +81,7 @@ class Block(NamedTuple):
 def split(lines: bytes) -> Block:
     """``lines`` (whole lines, each with its ``\\n``) as a `Block`."""
     rows = _LINE.findall(lines)
-    columns = list(zip(*rows, strict=True)) if rows else [()] * 9
+    columns: list[Sequence[bytes]] = list(zip(*rows, strict=True)) if rows else [()] * 9
     edits = columns[6]
     if edits:
         columns[6] = _EDIT_TAIL.sub(b"", b"\n".join(edits)).split(b"\n")

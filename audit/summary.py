@@ -303,13 +303,13 @@ class Summary:
 
     def _count_times(self, block: bulk.Block, reading: _Reading) -> None:
         minutes = {m: reading.minute(m) for m in set(block.minute) if m}
-        timed = [m for m, start in minutes.items() if start is not None]
-        if not timed:
+        starts = {m: start for m, start in minutes.items() if start is not None}
+        if not starts:
             return
-        keep: Sequence[bool] = block.minute
+        keep: Sequence[object] = block.minute  # b"" for the lines that are no plain record
         times: Iterable[bytes] = filter(None, block.time)
-        if len(timed) < len(minutes):  # a day or time that is none (2026-02-30)
-            keep = [minutes.get(m) is not None for m in block.minute]
+        if len(starts) < len(minutes):  # a day or time that is none (2026-02-30)
+            keep = [m in starts for m in block.minute]
             times = compress(block.time, keep)
         first, last = _min_max(times)
         for stamp in (first, last):
@@ -319,12 +319,12 @@ class Summary:
         if self.resolution >= 60:
             pairs = compress(zip(block.minute, block.action, strict=True), keep)
             for (minute, action), n in Counter(pairs).items():
-                slot = self.slots.setdefault(minutes[minute] // self.resolution, Tally())
+                slot = self.slots.setdefault(starts[minute] // self.resolution, Tally())
                 slot.add(bulk.text(action), n)
             return
         seconds = compress(zip(block.minute, block.second, block.action, strict=True), keep)
         for (minute, second, action), n in Counter(seconds).items():
-            key = (minutes[minute] + int(second)) // self.resolution
+            key = (starts[minute] + int(second)) // self.resolution
             self.slots.setdefault(key, Tally()).add(bulk.text(action), n)
 
     def _add_plain(self, reading: _Reading) -> None:
