@@ -12,4 +12,5 @@ for the flow-file reader, which imports it only when it reads one).
     sources.py  recorded traffic as requests: mitmproxy flow files, HAR, combined access logs
     archive.py  WARC files, CDX and CDXJ indexes as requests
     report.py   `Summary` and its text, JSON and HTML renderings
+    bulk.py     the plain records of a block of log lines, matched and counted by column
 """

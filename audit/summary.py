@@ -9,6 +9,12 @@ record being written and left out, not counted as malformed.  A file most of who
 audit records (JSON objects with an ``action``) is not an audit log: `Summary.not_audit_logs`
 names it, and ``urlsan report`` refuses it rather than report "0 requests".
 
+`Summary.read` takes a log in blocks of 8 MiB: the plain records of a block (no findings, no
+escapes, the writer's own shape: most of a log) are matched by one regular expression and
+counted by column (`urlsan.audit.bulk`), every other line is read by ``json.loads`` and `add`,
+and the summary is the one reading every line with ``json.loads`` gives, down to the order of
+equal counts (tests/audit/test_report_bulk.py).
+
 Findings are shown by severity (a record written before findings carried one gets it from
 `urlsan.core.taxonomy`), with the weaknesses each points at, the requests answered 2xx, and a
 drill-down: per finding kind, the first requests (`_MAX_REQUESTS`) and the hosts and clients
@@ -20,13 +26,16 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from itertools import compress
 from typing import IO, Any
 
 from ..core import taxonomy
 from ..core.policy import DEFAULT_PORTS
 from ..core.result import rule_names
+from . import bulk
 from .record import CHANGING, parse_time
 
 _BACKEND_EXAMPLES = 3  # requests shown per server in the backends table
@@ -42,6 +51,8 @@ _ANY_DEFAULT_PORT = tuple(sorted(set(_DEFAULT_PORTS.values())))  # no scheme rec
 _MAX_REQUESTS = 20  # requests kept per finding kind for the drill-down
 _MAX_DISTINCT = 1000  # hosts and clients counted per finding kind; the others are "(other)"
 SUSPICIOUS = "medium"  # the least severity of a suspicious request (answered 2xx, ...)
+_BLOCK = 1 << 23  # bytes read at once: 8 MiB, some 15,000 records
+_MINUTES = 4096  # minutes whose start is kept while reading
 
 
 @dataclass
@@ -104,15 +115,42 @@ class Tally:
     changed: int = 0
     rejected: int = 0
 
-    def add(self, action: str) -> None:
-        self.requests += 1
+    def add(self, action: str, n: int = 1) -> None:
+        self.requests += n
         if action in CHANGING:
-            self.changed += 1
+            self.changed += n
         elif action == "rejected":
-            self.rejected += 1
+            self.rejected += n
 
     def as_dict(self) -> dict[str, int]:
         return {"requests": self.requests, "changed": self.changed, "rejected": self.rejected}
+
+
+class _Reading:
+    """One log being read: where, what it held so far, and the plain records' counts not yet
+    added to the `Summary` (their keys as `urlsan.audit.bulk` captures them)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.number = 0  # the last line read
+        self.records = 0
+        self.foreign = 0  # lines that are no audit record
+        self.actions: Counter[bytes] = Counter()
+        self.hosts: Counter[tuple[bytes, bytes]] = Counter()
+        self.clients: Counter[tuple[bytes, bytes]] = Counter()
+        self.edits: Counter[bytes] = Counter()
+        self.rules: dict[bytes, tuple[list[str], list[str]]] = {}  # edits: (fired, distinct)
+        self._minutes: dict[bytes, int | None] = {}
+
+    def minute(self, minute: bytes) -> int | None:
+        """The start of b"2026-11-22T04:00" in seconds since the epoch; None if no such time."""
+        start = self._minutes.get(minute, 0)
+        if start == 0:
+            if len(self._minutes) >= _MINUTES:
+                self._minutes.clear()
+            ts = parse_time(minute.decode("ascii") + ":00Z")
+            start = self._minutes[minute] = None if ts is None else math.floor(ts.timestamp())
+        return start
 
 
 @dataclass
@@ -160,33 +198,159 @@ class Summary:
     not_audit_logs: list[tuple[str, int, int, int]] = field(default_factory=list)
 
     def read(self, stream: IO[bytes], name: str) -> None:
-        """Add every record of the log ``stream`` (binary), called ``name`` in messages."""
+        """Add every record of the log ``stream`` (binary), called ``name`` in messages.
+
+        Read in blocks of whole lines: the plain records of a block are counted together
+        (`urlsan.audit.bulk`), every other line by `_line`, in the order of the lines where
+        order shows (the first of equal counts is listed first)."""
         self.sources.append(name)
-        records = foreign = number = 0
-        for number, raw in enumerate(stream, 1):
-            self.lines += 1
-            line = raw.strip()
-            if not line:
-                continue
-            try:
-                record = json.loads(line)
-                if not isinstance(record, dict) or "action" not in record:
-                    raise ValueError("not an audit record")
-            except ValueError:
-                # Only the last line can lack its newline: the writer may be in the middle of
-                # this record, if it is the start of one (a binary file is not).
-                if not raw.endswith(b"\n") and line.startswith(b"{") and line.isascii():
-                    self.incomplete += 1
-                else:
-                    foreign += 1
-                    self._malformed(f"{name}:{number}")
-                continue
-            records += 1
-            self.add(record)
+        reading = _Reading(name)
+        rest: list[bytes] = []  # the start of a line longer than a block
+        try:
+            while block := stream.read(_BLOCK):
+                end = block.rfind(b"\n") + 1
+                if not end:
+                    rest.append(block)
+                    continue
+                self._add_block(b"".join([*rest, block[:end]]) if rest else block[:end], reading)
+                rest = [block[end:]] if end < len(block) else []
+            if rest:  # a last line without its line end
+                reading.number += 1
+                self.lines += 1
+                self._line(b"".join(rest), reading)
+        finally:
+            self._add_plain(reading)
         # Not an audit log: no record at all, or more lines that are not records than that are
         # (a binary file, another JSON Lines file, a HAR or access log given to the wrong command).
-        if foreign > records:
-            self.not_audit_logs.append((name, number, foreign, records))
+        if reading.foreign > reading.records:
+            self.not_audit_logs.append((name, reading.number, reading.foreign, reading.records))
+
+    def _line(self, raw: bytes, reading: _Reading) -> None:
+        """One line that is not a plain record, read by ``json.loads``."""
+        line = raw.strip()
+        if not line:
+            return
+        try:
+            record = json.loads(line)
+            if not isinstance(record, dict) or "action" not in record:
+                raise ValueError("not an audit record")
+        except ValueError:
+            # Only the last line can lack its newline: the writer may be in the middle of
+            # this record, if it is the start of one (a binary file is not).
+            if not raw.endswith(b"\n") and line.startswith(b"{") and line.isascii():
+                self.incomplete += 1
+            else:
+                reading.foreign += 1
+                self._malformed(f"{reading.name}:{reading.number}")
+            return
+        reading.records += 1
+        self.add(record)
+
+    def _add_block(self, lines: bytes, reading: _Reading) -> None:
+        """Whole lines: the plain records counted by column, the others one by one, and the
+        first appearance of an action or a rule where the lines put it."""
+        block = bulk.split(lines)
+        first = reading.number + 1
+        count = len(block.minute)
+        others = block.others
+        events = [(i, 1, block.other[i]) for i in others]
+        events += self._firsts(block, reading)
+        events.sort(key=lambda e: e[0])
+        for i, what, value in events:
+            if what == 1:
+                reading.number = first + i
+                self._line(value + b"\n", reading)
+            elif what == 0:
+                self.actions[bulk.text(value)] += 0  # listed from here, counted below
+            else:
+                self._first_rules(value, reading)
+        reading.number = first + count - 1
+        self.lines += count
+        plain = count - len(others)
+        if plain:
+            reading.records += plain
+            self._count_plain(block, plain, reading)
+
+    def _firsts(self, block: bulk.Block, reading: _Reading) -> list[tuple[int, int, bytes]]:
+        """Where the actions and edit shapes not seen before first appear in ``block``."""
+        found: list[tuple[int, int, bytes]] = []
+        for action in set(block.action) - reading.actions.keys():
+            if action and bulk.text(action) not in self.actions:
+                found.append((block.action.index(action), 0, action))
+        for edits in set(block.edits) - reading.rules.keys():
+            if edits:
+                found.append((block.edits.index(edits), 2, edits))
+        return found
+
+    def _first_rules(self, edits: bytes, reading: _Reading) -> None:
+        """An edit shape seen first: its rules listed where a record of it first came."""
+        fired = [n for r in bulk.rules(edits) for n in rule_names(r)]
+        distinct = list(set(fired))  # in the order `add` lists them
+        reading.rules[edits] = (fired, distinct)
+        for rule in distinct:
+            self.rules[rule] += 0
+
+    def _count_plain(self, block: bulk.Block, plain: int, reading: _Reading) -> None:
+        """The plain records of ``block``, counted by column; the timeline now (its slots
+        coarsen), the rest when the log is read (`_add_plain`)."""
+        self.requests += plain
+        self.with_status += plain - block.status.count(b"null")  # the others' are b""
+        reading.actions.update(block.action)
+        reading.hosts.update(zip(block.origin, block.action, strict=True))
+        reading.clients.update(zip(block.client, block.action, strict=True))
+        reading.edits.update(block.edits)
+        self._count_times(block, reading)
+
+    def _count_times(self, block: bulk.Block, reading: _Reading) -> None:
+        minutes = {m: reading.minute(m) for m in set(block.minute) if m}
+        starts = {m: start for m, start in minutes.items() if start is not None}
+        if not starts:
+            return
+        keep: Sequence[object] = block.minute  # b"" for the lines that are no plain record
+        times: Iterable[bytes] = filter(None, block.time)
+        if len(starts) < len(minutes):  # a day or time that is none (2026-02-30)
+            keep = [m in starts for m in block.minute]
+            times = compress(block.time, keep)
+        first, last = _min_max(times)
+        for stamp in (first, last):
+            ts = parse_time(stamp.decode("ascii") + "Z")
+            assert ts is not None
+            self._widen(ts)
+        if self.resolution >= 60:
+            pairs = compress(zip(block.minute, block.action, strict=True), keep)
+            for (minute, action), n in Counter(pairs).items():
+                slot = self.slots.setdefault(starts[minute] // self.resolution, Tally())
+                slot.add(bulk.text(action), n)
+            return
+        seconds = compress(zip(block.minute, block.second, block.action, strict=True), keep)
+        for (minute, second, action), n in Counter(seconds).items():
+            key = (starts[minute] + int(second)) // self.resolution
+            self.slots.setdefault(key, Tally()).add(bulk.text(action), n)
+
+    def _add_plain(self, reading: _Reading) -> None:
+        """The counts of the plain records read, by action, host, client and rule."""
+        for action, n in reading.actions.items():
+            if action:
+                self.actions[bulk.text(action)] += n
+        for (origin, action), n in reading.hosts.items():
+            if action:
+                scheme, host = bulk.origin(origin)
+                self.hosts.setdefault(_host_key(host, scheme), Tally()).add(bulk.text(action), n)
+        for (client, action), n in reading.clients.items():
+            if action:
+                address = client.decode("ascii")
+                self.clients.setdefault(address, Tally()).add(bulk.text(action), n)
+        for edits, n in reading.edits.items():
+            if edits:
+                fired, distinct = reading.rules[edits]
+                for rule in fired:
+                    self.edits[rule] += n
+                for rule in distinct:
+                    self.rules[rule] += n
+        reading.actions.clear()
+        reading.hosts.clear()
+        reading.clients.clear()
+        reading.edits.clear()
 
     def _malformed(self, where: str) -> None:
         self.malformed += 1
@@ -219,15 +383,19 @@ class Summary:
 
         ts = parse_time(record.get("ts"))
         if ts is not None:
-            wider = False
-            if self.first is None or ts < self.first:
-                self.first, wider = ts, True
-            if self.last is None or ts > self.last:
-                self.last, wider = ts, True
-            if wider and self.resolution < _MAX_RESOLUTION:
-                self._coarsen()
+            self._widen(ts)
             second = math.floor(ts.timestamp())
             self.slots.setdefault(second // self.resolution, Tally()).add(action)
+
+    def _widen(self, ts: datetime) -> None:
+        """The time range with ``ts`` in it, the slots coarsened if it grew."""
+        wider = False
+        if self.first is None or ts < self.first:
+            self.first, wider = ts, True
+        if self.last is None or ts > self.last:
+            self.last, wider = ts, True
+        if wider and self.resolution < _MAX_RESOLUTION:
+            self._coarsen()
 
     def _add_backends(self, record: dict[str, Any], readings: list[Any], action: str) -> None:
         """One record's servers that read its target otherwise: counted per server, the first
@@ -447,6 +615,11 @@ def _occurrence(
         "reason": _text(record.get("severity_reason"), ""),
         "status": status if type(status) is int else None,
     }
+
+
+def _min_max(items: Iterable[bytes]) -> tuple[bytes, bytes]:
+    listed = list(items)
+    return min(listed), max(listed)
 
 
 def _bucket_size(span: int) -> int:

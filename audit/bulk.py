@@ -1,0 +1,104 @@
+"""The plain records of an audit log, read by the block instead of by the line.
+
+Most records of a log are alike: written by `urlsan.audit.record.encode_record`, no findings,
+no servers reading the target otherwise, strings of printable ASCII without escapes.  One regular
+expression (`_LINE`) matches such a record whole, in the exact shape the writer gives it, and
+captures the few fields `urlsan report` counts; ``findall`` runs it over a block of thousands of
+lines in one call, and the counting is done on the columns it returns (`Block`).  A line it does
+not match (findings, escapes, another writer's key order, a malformed line) is left to
+``json.loads``, as before: both ways count a line the same (tests/audit/test_report_bulk.py).
+
+Why every line `_LINE` matches is one that ``json.loads`` reads to the same values: the shape is
+JSON's own grammar narrowed (no white space, fixed keys in a fixed order, so no key twice);
+strings hold no ``"``, ``\\``, control or non-ASCII byte, so their bytes are their text;
+integers are JSON's (``-0`` too) and short enough for Python's ``int`` (at most 100 digits).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import NamedTuple
+
+_CHAR = rb'[^"\\\x00-\x1f\x80-\xff]'  # a string's byte that needs no escape, ASCII
+_STR = rb'"' + _CHAR + rb'*+"'
+_INT = rb"-?+(?:0|[1-9][0-9]{0,99})"  # int() refuses more than 4,300 digits
+_EDIT = (
+    rb'\{"rule":' + _STR + rb',"component":' + _STR + rb',"start":' + _INT + rb',"end":' + _INT
+    + rb',"before":' + _STR + rb',"after":' + _STR + rb"\}"
+)  # fmt: skip
+# The record `encode_record` writes without findings (and the one `encode_json` writes for a
+# rejected target: reason, rejected_by, truncated).  The captures: the time (`record.rfc3339`),
+# to the minute and its seconds; the client's address (``ip`` of ``ip:port``, as
+# `summary._client_address` reads it; another form is left to json.loads); scheme and host, the
+# action, as JSON (never empty, so that a line not matched is told by its empty groups); the
+# edits; the status.
+_RECORD = (
+    rb'\{"ts":"(([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}):([0-5][0-9])\.[0-9]{3})Z"'
+    rb',"client":"([^"\\\x00-\x1f\x80-\xff:\[]++)(?::[^"\\\x00-\x1f\x80-\xff:]*+)?+"'
+    rb',"method":' + _STR + rb',"scheme":(' + _STR + rb',"host":(?:null|' + _STR + rb"))"
+    rb',"http_version":' + _STR + rb'(?:,"profile":' + _STR + rb")?+"
+    rb',"before":' + _STR + rb',"after":(?:null|' + _STR + rb'),"action":(' + _STR + rb")"
+    rb',"edits":(\[(?:' + _EDIT + rb"(?:," + _EDIT + rb")*+)?+\])"
+    rb'(?:,"edits_truncated":' + _INT + rb')?+,"findings":\[\]'
+    rb'(?:,"reason":' + _STR + rb')?+(?:,"rejected_by":' + _STR + rb')?+(?:,"truncated":true)?+'
+    rb',"status":(null|' + _INT + rb")\}"
+)  # fmt: skip
+# One line of a block: a plain record, or any other line (the last group).
+_LINE = re.compile(rb"(?:" + _RECORD + rb"|([^\n]*+))\n")
+# What an edit holds besides its rule: the edits of plain records without it are few shapes.
+_EDIT_TAIL = re.compile(
+    rb',"component":"[^"]*","start":[^,]*,"end":[^,]*,"before":"[^"]*","after":"[^"]*"'
+)
+_RULE = re.compile(rb'"rule":"([^"]*)"')
+
+
+class Block(NamedTuple):
+    """A block of lines as columns, one item per line; a line that is no plain record has
+    ``b""`` in every column but `other`, which holds it (without its line end)."""
+
+    time: Sequence[bytes]  # b"2026-11-22T04:00:07.250" (its "Z" left out)
+    minute: Sequence[bytes]  # b"2026-11-22T04:00"
+    second: Sequence[bytes]  # b"07"
+    client: Sequence[bytes]  # the address, without a port
+    origin: Sequence[bytes]  # b'"https","host":"a.test"' (the host may be null)
+    action: Sequence[bytes]  # quoted
+    edits: Sequence[bytes]  # the edits' rules only: b'[{"rule":"lowercase-host"}]'
+    status: Sequence[bytes]  # b"200", b"null"
+    other: Sequence[bytes]
+
+    @property
+    def others(self) -> list[int]:
+        """The indexes of the lines that are no plain record, in order."""
+        found: list[int] = []
+        minute, at = self.minute, -1
+        for _ in range(minute.count(b"")):
+            at = minute.index(b"", at + 1)
+            found.append(at)
+        return found
+
+
+def split(lines: bytes) -> Block:
+    """``lines`` (whole lines, each with its ``\\n``) as a `Block`."""
+    rows = _LINE.findall(lines)
+    columns: list[Sequence[bytes]] = list(zip(*rows, strict=True)) if rows else [()] * 9
+    edits = columns[6]
+    if edits:
+        columns[6] = _EDIT_TAIL.sub(b"", b"\n".join(edits)).split(b"\n")
+    return Block(*columns)
+
+
+def origin(captured: bytes) -> tuple[str, str | None]:
+    """The scheme and the host (None for null) of a `Block.origin` item."""
+    scheme, _, host = captured.partition(b',"host":')
+    return text(scheme), None if host == b"null" else text(host)
+
+
+def text(quoted: bytes) -> str:
+    """A captured JSON string's text (plain ASCII without escapes: its bytes)."""
+    return quoted[1:-1].decode("ascii")
+
+
+def rules(edits: bytes) -> list[str]:
+    """The rules of a `Block.edits` item, in order."""
+    return [r.decode("ascii") for r in _RULE.findall(edits)]
