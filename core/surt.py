@@ -128,6 +128,8 @@ def surt(
     key (a port that is not a number), `ValueError` for an unknown profile or form, `TypeError`
     for a URL that is neither text nor bytes.
     """
+    if profile == "ia" and form is None and policy is None and type(url) is str:
+        return _short(url) or _ia_key_full(url, False)  # the common call, in the fewest steps
     if type(url) is bytes:
         url = url.decode("utf-8", "surrogateescape")
     elif type(url) is not str:
