@@ -320,15 +320,6 @@ def _injection(target: str) -> Severity | None:
     return None
 
 
-def _level(f: Finding) -> str:
-    """`_by_finding`'s level alone, without its reason (only the worst finding's is written)."""
-    own = f.severity
-    if f.rule == backends.FINDING:
-        return own
-    cap = "medium" if taxonomy.kind(f.rule).hides else "low"
-    return own if _RANK.get(own, -1) <= _RANK[cap] else cap
-
-
 def _by_finding(f: Finding) -> Severity:
     """What one finding says of the target without a reader's climb."""
     own = f.severity
@@ -346,11 +337,6 @@ def _by_finding(f: Finding) -> Severity:
     return Severity(level, f"{f.rule} in the {f.component} ({f.detail!r}): no reader climbs")
 
 
-# taxonomy.rank as one dict lookup: assess ranks every finding of every target
-_RANK = {level: n for n, level in enumerate(taxonomy.SEVERITIES)}
-_CRITICAL = _RANK["critical"]
-
-
 def assess(
     target: str, findings: Sequence[Finding], servers: Sequence[str] = ()
 ) -> Severity | None:
@@ -362,19 +348,13 @@ def assess(
     if not findings:
         return None
     best = _injection(target)
-    # The first of the worst findings speaks (the injection before them on a tie); its reason
-    # is the only one written.
-    worst = -2 if best is None else _RANK.get(best.level, -1)
-    speaker = None
     for f in findings:
-        found = _RANK.get(_level(f), -1)
-        if found > worst:
-            worst, speaker = found, f
-    if speaker is not None:
-        best = _by_finding(speaker)
+        found = _by_finding(f)
+        if best is None or taxonomy.rank(found.level) > taxonomy.rank(best.level):
+            best = found
     assert best is not None
-    if worst < _CRITICAL:
+    if taxonomy.rank(best.level) < taxonomy.rank("critical"):
         climb = _reached(target, servers) or _parameter_climb(target)
-        if climb is not None and _RANK.get(climb.level, -1) > worst:
+        if climb is not None and taxonomy.rank(climb.level) > taxonomy.rank(best.level):
             best = climb
     return best

@@ -4,15 +4,13 @@ the compiled twin returns."""
 
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
 
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from urlsan.core import canonicalize, severity, taxonomy
+from urlsan.core import canonicalize, severity
 from urlsan.core.backends import FINDING
 from urlsan.core.result import Finding
 
@@ -199,51 +197,3 @@ def test_one_reader_speaks_for_all_only_where_all_agree(tokens: list[str]) -> No
         full = severity.assess(result.input, result.findings)
     assert quick is not None and full is not None
     assert quick.level == full.level, (target, quick, full)
-
-
-def _every_reason(
-    target: str, findings: tuple[Finding, ...], servers: tuple[str, ...] = ()
-) -> severity.Severity | None:
-    """`assess` as its docstring reads: every finding's `_by_finding` (reason and all), the
-    worst kept, then the readers' climb: what `assess`'s one-reason shortcut must equal."""
-    if not findings:
-        return None
-    best = severity._injection(target)
-    for f in findings:
-        found = severity._by_finding(f)
-        if best is None or taxonomy.rank(found.level) > taxonomy.rank(best.level):
-            best = found
-    assert best is not None
-    if taxonomy.rank(best.level) < taxonomy.rank("critical"):
-        climb = severity._reached(target, servers) or severity._parameter_climb(target)
-        if climb is not None and taxonomy.rank(climb.level) > taxonomy.rank(best.level):
-            best = climb
-    return best
-
-
-_DIRTY_TOKENS = [
-    *_TOKENS, "%41", "%7e", "%zz", "%", "%00", "%0d", "%250a", "\r", "%u002e", "\uff0e",
-    "\u00e9", "%e9", "\udce9", " ", "#f", "&", "=", "?file=%252e%252e%252f", "@", ":",
-]  # fmt: skip
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from(_DIRTY_TOKENS), min_size=1, max_size=12))
-def test_assess_equals_every_findings_reason(tokens: list[str]) -> None:
-    """`assess` writes the reason of the worst finding alone; the severity is the one every
-    finding's reason would give, on generated dirty targets."""
-    result = canonicalize("/" + "".join(tokens), form="origin")
-    findings = tuple(result.findings)
-    assert severity.assess(result.input, findings) == _every_reason(result.input, findings)
-    # the same findings in the other order: a tie goes to the first
-    backwards = findings[::-1]
-    assert severity.assess(result.input, backwards) == _every_reason(result.input, backwards)
-
-
-def test_assess_equals_every_findings_reason_on_the_evasion_families() -> None:
-    """The same on every target of the attack corpus (bench/findings.py's families)."""
-    entries = json.loads((Path(__file__).parent / "evasions.json").read_text())
-    for entry in entries:
-        result = canonicalize(entry["target"])
-        findings = tuple(result.findings)
-        assert severity.assess(result.input, findings) == _every_reason(result.input, findings)
