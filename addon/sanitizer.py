@@ -468,8 +468,10 @@ class UrlSanitizer:
         status: int | None,
     ) -> bool:
         client = audit_record.address(flow.client_conn.peername)
+        # asked._replace(client=client, status=status), without _replace's dict of fields
+        answered = _new(Request, (asked[0], client, *asked[2:-1], status))
         record = decision.record(
-            asked._replace(client=client, status=status),
+            answered,
             outcome,
             self.settings.decision,
             ts,

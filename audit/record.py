@@ -155,8 +155,10 @@ def facts(
     if total > len(kept):
         out["edits_truncated"] = total - len(kept)
     if findings:
-        out["findings"] = [_finding_dict(f) for f in findings]
-        out["severity"] = max((f.severity for f in findings), key=rank)
+        dicts = [_finding_dict(f) for f in findings]
+        out["findings"] = dicts
+        # each finding's severity as its dict holds it: `Finding.severity` computes it per call
+        out["severity"] = max([d["severity"] for d in dicts], key=rank)
         target = assess(before, findings, servers)  # what the readers make of it, and why
         if target is not None:
             out["target_severity"] = target.level

@@ -26,7 +26,7 @@ import contextlib
 import os
 import re
 from collections.abc import Callable
-from urllib.parse import quote_from_bytes, unquote_to_bytes
+from urllib.parse import unquote_to_bytes
 
 from .canonical import canonicalize
 from .policy import Policy
@@ -64,6 +64,10 @@ _RFC2396 = re.compile(
 
 # GoogleURLCanonicalizer: escapeOnce keeps printable ASCII but "#" and "%".
 _ESCAPE_SAFE = b"!\"$&'()*+,-./:;<=>?@[\\]^_`{|}~"
+# The bytes it keeps (printable ASCII but "#" and "%"), and each other byte's escape.
+_PRINTABLE_SAFE = bytes(b for b in range(0x21, 0x7F) if b not in b"#%")
+_UNSAFE_BYTE = re.compile(b"[^" + re.escape(_PRINTABLE_SAFE) + b"]+")
+_BYTE_ESCAPES = [b"%%%02X" % b for b in range(256)]
 _DECIMAL_IP = re.compile(rb"^([1-9][0-9]*)(\.[0-9]+)?(\.[0-9]+)?(\.[0-9]+)?$")
 _OCTAL_IP = re.compile(rb"^(0[0-7]*)(\.[0-7]+)?(\.[0-7]+)?(\.[0-7]+)?$")
 
@@ -124,6 +128,8 @@ def surt(
     key (a port that is not a number), `ValueError` for an unknown profile or form, `TypeError`
     for a URL that is neither text nor bytes.
     """
+    if profile == "ia" and form is None and policy is None and type(url) is str:
+        return _short(url) or _ia_key_full(url, False)  # the common call, in the fewest steps
     if type(url) is bytes:
         url = url.decode("utf-8", "surrogateescape")
     elif type(url) is not str:
@@ -309,7 +315,8 @@ def _parse(data: bytes) -> Parsed | None:
         return None
     if not _HAS_SCHEME.match(data):
         data = b"http://" + data
-    data = _REPEATED_SCHEME.sub(lambda m: m.group(1), data)
+    if data.startswith((b"http://http", b"https://http")):  # else the sub changes nothing
+        data = _REPEATED_SCHEME.sub(lambda m: m.group(1), data)
     m = _RFC2396.match(data)
     assert m is not None  # every group is optional
     scheme = m.group(2) or b""
@@ -399,16 +406,23 @@ def _ia(
         if len(path) > 1 and path.endswith(b"/"):
             path = path[:-1]
     if query:
-        for pattern in _QUERY_SESSION_IDS:
-            m = pattern.match(query)
-            if m:
-                query = m.group(1) + m.group(2) if m.group(2) else m.group(1)
-        query = _sort_query(query.lower()) or None
+        lowered = query.lower()
+        # each pattern holds "sid=", "sessionid" or "cfid=" (ignoring case): most queries
+        # hold none
+        if b"sid=" in lowered or b"sessionid" in lowered or b"cfid=" in lowered:
+            for pattern in _QUERY_SESSION_IDS:
+                m = pattern.match(query)
+                if m:
+                    query = m.group(1) + m.group(2) if m.group(2) else m.group(1)
+            lowered = query.lower()
+        query = _sort_query(lowered) or None
     return host, port, path, query
 
 
 def _strip_path_session_ids(path: bytes) -> bytes:
     """An ASP.NET session id segment ("/(S(…))/", "/(…)/") before a ".aspx" page, removed."""
+    if b"(" not in path:  # each pattern holds one: most paths have none
+        return path
     for pattern in _PATH_SESSION_IDS:
         m = pattern.match(path)
         if m:
@@ -449,10 +463,15 @@ def _key(
 
 
 def _escape_once(data: bytes) -> bytes:
-    """Percent-encode every byte outside printable ASCII, and "#" and "%"."""
-    if not data:
+    """Percent-encode every byte outside printable ASCII, and "#" and "%" (what
+    ``quote_from_bytes(data, safe=_ESCAPE_SAFE)`` writes, without its call per byte)."""
+    if not data.translate(None, _PRINTABLE_SAFE):  # nothing to escape: most paths and queries
         return data
-    return quote_from_bytes(data, safe=_ESCAPE_SAFE).encode("ascii")
+    return _UNSAFE_BYTE.sub(_escaped_byte, data)
+
+
+def _escaped_byte(m: re.Match[bytes]) -> bytes:
+    return b"".join([_BYTE_ESCAPES[b] for b in m[0]])
 
 
 def _unescape_repeatedly(data: bytes) -> bytes:

@@ -192,6 +192,31 @@ def test_agrees_with_surt_package_on_generated(ref: Any, tail: str) -> None:
         assert surt(url) == expected or _non_utf8_host(url)
 
 
+# Session ids, repeated schemes and bytes to escape: the shapes the full path's shortcuts
+# (`_escape_once`, the session-id and repeated-scheme prechecks) step aside for.
+_SESSION_PARTS = st.sampled_from(
+    ["a", "A", "/", "?", "&", "=", "(", ")", ".aspx", ".ASPX", "%25", "%e9", "\u00e9", " ", "#",
+     "%23", "\x7f", "~", "jsessionid=0123456789abcdef0123456789abcdef",
+     "JSESSIONID=0123456789ABCDEF0123456789ABCDEF", "PHPSESSID=0123456789abcdef0123456789abcdef",
+     "sid=0123456789abcdef0123456789abcdef", "ASPSESSIONIDABCDEFGH=abcdefghijklmnopqrstuvwx",
+     "CFID=12&CFTOKEN=34", "cfid=1", "sessionid", "(S(abcdefghijklmnopqrstuvwx))/",
+     "(abcdefghijklmnopqrstuvwx)/", "http://", "https://"]
+)  # fmt: skip
+
+
+@given(
+    st.sampled_from(["http://x.com/", "http://http://x.com/", "https://https://http://x.com/"]),
+    st.lists(_SESSION_PARTS, max_size=12).map("".join),
+)
+def test_session_ids_and_escapes_agree_with_surt_package(ref: Any, start: str, rest: str) -> None:
+    url = start + rest
+    try:
+        expected = ref.surt(url)
+    except ValueError:
+        return  # a port that is not a number (test_bad_port_is_a_typed_error)
+    assert surt(url) == expected
+
+
 # --- the plain-URL path against every step ------------------------------------------------
 
 _PLAIN_PARTS = st.sampled_from(
