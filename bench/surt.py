@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import random
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -25,18 +24,8 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
 import surt as reference  # noqa: E402
 
 sys.path.insert(0, str(HERE))
+from archive import best  # noqa: E402  # bench/archive.py: the runs interleaved, best CPU s
 from corpus import load  # noqa: E402  # bench/corpus.py
-
-
-def best(runs: list[Callable[[], object]], rounds: int) -> list[float]:
-    """The best CPU seconds of each run, the runs interleaved round by round."""
-    times = [float("inf")] * len(runs)
-    for _ in range(rounds):
-        for k, run in enumerate(runs):
-            start = time.process_time()
-            run()
-            times[k] = min(times[k], time.process_time() - start)
-    return times
 
 
 def main(argv: list[str] | None = None) -> int:
