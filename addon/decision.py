@@ -24,14 +24,14 @@ import contextlib
 import dataclasses
 import re
 import urllib.parse
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache, partial
 from typing import Any, NamedTuple
 
 from ..audit import record as audit_record
 from ..audit.record import MAX_EDITS, MAX_TEXT
 from ..audit.traffic import Request
-from ..core import Edit, Finding, InvalidTarget, Policy
+from ..core import Edit, Finding, InvalidTarget, Policy, canonicalize
 from ..core import backends as servers
 from ..core.options import OptionNames, policy_from_options
 from .options import MAX_INLINE, MAX_TARGET, MODES, SIGNED  # the option table's values
@@ -251,6 +251,34 @@ def untouched(
         return _canonical_host(host, scheme, settings.hosts)[0] is None
     except InvalidTarget:
         return False
+
+
+def quiet(settings: Settings) -> Callable[[bytes, str | None], bool] | None:
+    """A test of an origin-form request-target (bytes) and the Host it was sent to (None:
+    none), True when `examine` would find the request `untouched` and say nothing of it,
+    without a `Request`: the target is no longer than ``max_target``, core leaves it as it is
+    and finds nothing in it, and the Host is canonical.  None when the settings decide more
+    than the target and Host (``backends``).  False means only that `examine` must decide.
+    ``urlsan audit`` passes over most lines of a server's log with it."""
+    if settings.backends:
+        return None
+    policy, fragment_policy, _ = settings.targets
+    longest = settings.max_target
+
+    def test(target: bytes, host: str | None) -> bool:
+        # `check`, as `examine` calls it: form "origin"; in reject mode a fragment is checked
+        # by a policy of its own first.
+        if len(target) > longest or (fragment_policy is not None and b"#" in target):
+            return False
+        if host is not None:  # parameter specs scoped by host; the Host's own check
+            return untouched(check(target, settings.targets, host), settings, "", host, None)
+        try:
+            result = canonicalize(target, policy, form="origin")
+        except InvalidTarget:
+            return False
+        return result.url == result.input and not result.findings
+
+    return test
 
 
 def decide(request: Request, settings: Settings, target: Checked) -> Outcome:

@@ -19,7 +19,6 @@ from ..addon.options import AUDIT, BY_NAME
 from ..audit import record, sources
 from ..audit.redact import DEFAULT_REDACT, Redactor
 from ..audit.traffic import CUT_LINE
-from ..core import InvalidTarget, canonicalize
 from . import audit_flows, matching
 from .argtypes import jobs
 from .audit_lines import LogLines, Quiet
@@ -135,33 +134,9 @@ class Auditor:
         return decision.record(request, outcome, self.settings, ts)
 
     def quiet_check(self) -> Quiet | None:
-        """A function of an origin-form request-target (bytes) and the Host it was sent to
-        (None: none) saying True when `decision.examine` would leave a request for it without a
-        record for want of anything to say (`decision.untouched`), without a `Request`: the
-        target is no longer than ``max_target``, `canonicalize` leaves it as it is and finds
-        nothing in it, and the Host is canonical.  None when the settings decide more than the
-        target and Host (``backends``).  False means only that `check` must decide."""
-        settings = self.settings
-        if settings.backends:
-            return None
-        policy, fragment_policy, _ = settings.targets
-        longest = settings.max_target
-
-        def quiet(target: bytes, host: str | None) -> bool:
-            # `decision.check`, as `examine` calls it: form "origin"; in reject mode a fragment
-            # is checked by a policy of its own first.
-            if len(target) > longest or (fragment_policy is not None and b"#" in target):
-                return False
-            if host is not None:  # parameter specs scoped by host; the Host's own check
-                checked = decision.check(target, settings.targets, host)
-                return decision.untouched(checked, settings, "", host, None)
-            try:
-                result = canonicalize(target, policy, form="origin")
-            except InvalidTarget:
-                return False
-            return result.url == result.input and not result.findings
-
-        return quiet
+        """`decision.quiet` of these settings: the requests `check` would write no record for,
+        told from their target and Host alone."""
+        return decision.quiet(self.settings)
 
 
 class _Tally:
