@@ -266,6 +266,29 @@ def memory_table(folder: Path, urls: list[str], sizes: list[int]) -> None:
     print()
 
 
+def huge_table(folder: Path, urls: list[str], gib: float) -> None:
+    """Peak RSS on a log of ``gib`` GiB: a 200,000-line log written once and repeated (the
+    lines repeat, the reading does not know it), so that the input costs seconds to make."""
+    print(f"## Memory: peak RSS of `urlsan audit -o out.jsonl access.log`, {gib:g} GiB\n")
+    print("| log | lines | `-j` | wall s | CPU s | peak RSS (MiB) |")
+    print("|---|---:|---:|---:|---:|---:|")
+    part, log, out = folder / "part.log", folder / "huge.log", folder / "out"
+    write_log(part, request_targets(urls, 200_000, random.Random(7)), random.Random(1))
+    data = part.read_bytes()
+    copies = max(1, round(gib * 2**30 / len(data)))
+    with log.open("wb") as f:
+        for _ in range(copies):
+            f.write(data)
+    lines = copies * data.count(b"\n")
+    for jobs in (1, 2):
+        r = audit(log, out, jobs)
+        assert r.status == 0, r
+        print(f"| {copies * len(data) / 2**30:.1f} GiB | {lines:,} | {jobs} | {r.wall:.0f} "
+              f"| {r.cpu:.0f} | {r.rss / 1024:.1f} |")  # fmt: skip
+    log.unlink()
+    print()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--lines", type=int, default=200_000, help="access log lines")
@@ -275,6 +298,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="50k lines, 5k requests, 500k")
     parser.add_argument("--corpus-dir", type=Path, default=DATA, help="the ada-*.txt corpora")
     parser.add_argument("--only", choices=("log", "formats", "memory"), help="one table")
+    parser.add_argument(
+        "--huge", type=float, metavar="GIB", help="also a log of GIB GiB (disk: twice that)"
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.lines, args.requests, args.memory_lines, args.repeat = 50_000, 5_000, 500_000, 3
@@ -292,6 +318,8 @@ def main(argv: list[str] | None = None) -> int:
             formats_table(folder, request_targets(urls, args.requests, rng), args.repeat)
         if args.only in (None, "memory"):
             memory_table(folder, urls, [args.memory_lines // 10, args.memory_lines])
+        if args.huge:
+            huge_table(folder, urls, args.huge)
     print(f"(load {os.getloadavg()[0]:.1f} at the end)")
     return 0
 

@@ -20,11 +20,10 @@ from ..audit import record, sources
 from ..audit.redact import DEFAULT_REDACT, Redactor
 from ..audit.traffic import CUT_LINE
 from . import audit_flows, matching
-from .argtypes import jobs
 from .audit_lines import LogLines, Quiet
 from .batch import START_METHOD, run_blocks
 from .blocks import Done
-from .flags import FLAGS, add_flags, values
+from .flags import FLAGS, add_batch_flags, add_flags, values
 from .inputs import BlockReader, close_input
 from .matching import Matcher, MatchingFlows
 from .output import Output
@@ -90,20 +89,10 @@ def add_parser(sub: Any) -> None:
     # options: --mode, --profile, --drop-params, ... (no -p, which in `urlsan proxy -p` is
     # mitmdump's port).
     add_flags(audit, AUDIT)
-    audit.add_argument(
-        "-j",
-        "--jobs",
-        type=jobs,
-        default=1,
-        metavar="N",
-        help="worker processes for access logs and flow files (0: one per CPU; default: 1), "
-        "started only when the input turns out long enough to pay for them; the records are "
-        "those of --jobs 1, in the same order; a dead worker ends the run (status 5)",
-    )
-    audit.add_argument(
-        "--no-progress",
-        action="store_true",
-        help="no progress bar (shown on a terminal for inputs taking over 1 s)",
+    add_batch_flags(
+        audit,
+        inputs=" for access logs and flow files",
+        order="the records are those of --jobs 1, in the same order; ",
     )
     audit.add_argument(
         "-q", "--quiet", action="store_true", help="no summary on stderr (problems still are)"

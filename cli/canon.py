@@ -12,10 +12,10 @@ from typing import IO, Any
 from ..addon.options import BY_NAME, CANON
 from ..core import Policy, backends, canonicalize
 from ..core.options import policy_from_options
-from .argtypes import jobs, positive
+from .argtypes import positive
 from .batch import run_blocks
 from .blocks import Block, Done, Entry
-from .flags import FLAGS, add_flags, values
+from .flags import FLAGS, add_batch_flags, add_flags, values
 from .formats import Mode
 from .inputs import MAX_LINE_BYTES, BlockReader, arguments_block, close_input, open_input
 from .output import Output
@@ -124,25 +124,12 @@ def add_parser(sub: Any) -> None:
         metavar="BYTES",
         help="lines longer than this are bad lines (default: 65536)",
     )
-    canon.add_argument(
-        "-j",
-        "--jobs",
-        type=jobs,
-        default=1,
-        metavar="N",
-        help="worker processes (0: one per CPU; default: 1), started only when the input "
-        "turns out long enough to pay for them; a dead worker ends the run (status 5)",
-    )
+    add_batch_flags(canon)
     canon.add_argument(
         "--color",
         choices=("auto", "always", "never"),
         default="auto",
         help="color --diff output (default: when stdout is a terminal)",
-    )
-    canon.add_argument(
-        "--no-progress",
-        action="store_true",
-        help="no progress bar (shown on a terminal for inputs taking over 1 s)",
     )
     canon.add_argument(
         "-q",

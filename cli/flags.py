@@ -1,6 +1,7 @@
 """The flags of ``urlsan audit`` and ``urlsan canon``, derived from the option table
 (`urlsan.addon.options`): the proxy's ``urlsan_drop_params`` is ``--drop-params`` here, with the
-same default and help."""
+same default and help.  The two flags only these batch commands have (``--jobs``,
+``--no-progress``) are declared here once too (`add_batch_flags`)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from ..addon.options import (
     taken_by,
 )
 from ..core.options import OptionNames
+from .argtypes import jobs
 
 
 def count(text: str) -> int:
@@ -92,6 +94,26 @@ def add_flags(parser: argparse.ArgumentParser, front: str) -> None:
         if option.kind == COUNT:
             kwargs["type"] = count
         parser.add_argument(option.flag, **kwargs)
+
+
+def add_batch_flags(parser: argparse.ArgumentParser, *, inputs: str = "", order: str = "") -> None:
+    """``-j/--jobs`` and ``--no-progress``, as `urlsan.cli.batch` runs them for either command:
+    ``inputs`` names the inputs workers take (all when empty), ``order`` what they keep."""
+    parser.add_argument(
+        "-j",
+        "--jobs",
+        type=jobs,
+        default=1,
+        metavar="N",
+        help=f"worker processes{inputs} (0: one per CPU; default: 1), started only when the "
+        f"input turns out long enough to pay for them; {order}a dead worker ends the run "
+        "(status 5)",
+    )
+    parser.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress bar (shown on a terminal for inputs taking over 1 s)",
+    )
 
 
 def values(args: argparse.Namespace, front: str) -> dict[str, Any]:
