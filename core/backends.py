@@ -162,9 +162,10 @@ def _one_of(target: str | bytes, names: tuple[str, ...]) -> Reading:
     found = readings(target, names)
     if len(set(found.values())) == 1:
         return found[names[0]]
-    diverging = [d.server for d in divergences(target, names)]
+    text = target if isinstance(target, str) else bytes(target).decode("utf-8", "surrogateescape")
+    diverging = _diverging(found, text)  # not plain: its readings would be one
     if diverging:
-        return found[diverging[0]]
+        return found[diverging[0].server]
     return next((r for r in found.values() if not r.refused), found[names[0]])
 
 
@@ -227,9 +228,14 @@ def divergences(
         canonical = raw.decode("utf-8", "surrogateescape")
         if plain(raw):
             return ()
+    return _diverging(readings(raw, names), canonical)
+
+
+def _diverging(found: dict[str, Reading], canonical: str) -> tuple[Divergence, ...]:
+    """The `Divergence` of each reading of ``found`` from RFC 3986's of ``canonical``."""
     rfc = rfc_segments(canonical)
     out = []
-    for name, reading in readings(raw, names).items():
+    for name, reading in found.items():
         if reading.refused or reading.path is None:
             continue
         server = tuple(reading.path.split("/"))
