@@ -1038,7 +1038,7 @@ static PyObject *map_result(PyObject *self, PyObject *const *args, Py_ssize_t na
  * gives are lowered on the way out).  Path and query are unescaped until no escape is left
  * (urllib's unquote_to_bytes, as surt does), the path's dot and empty segments resolved
  * (_normalize_path), both escaped once (bytes outside printable ASCII, "#" and "%") and the
- * query's parameters sorted.  Declined after those steps: a path holding "(" and ".aspx" (an
+ * query's parameters sorted.  Declined after those steps: a path holding "/(" and ".aspx" (an
  * ASP.NET session id may be in it), a query holding "cfid=", "sessionid" or "sid=" and 32
  * letters or digits (the session ids IAURLCanonicalizer strips: each of its patterns needs
  * one of those). */
@@ -1277,7 +1277,7 @@ static Py_ssize_t plain_path(const char *s, Py_ssize_t n, char *work, char *out)
     }
     Py_ssize_t w = escape_lower(path, n, out);
     PyMem_Free(normal);
-    if (memchr(out, '(', (size_t)w) && has(out, w, ".aspx")) return -1;
+    if (has(out, w, "/(") && has(out, w, ".aspx")) return -1; /* both patterns need both */
     return w > 1 && out[w - 1] == '/' ? w - 1 : w;
 }
 
