@@ -1043,11 +1043,42 @@ static PyObject *map_result(PyObject *self, PyObject *const *args, Py_ssize_t na
  * letters or digits (the session ids IAURLCanonicalizer strips: each of its patterns needs
  * one of those). */
 
-static unsigned char text_ok[256], host_ok[256];
+/* What a byte of a path or query is to the steps after the split: its end (a delimiter or a
+ * byte ia_plain does not take), or one that asks for a step (an escape to undo, a space to
+ * escape, a "(" of a session id, a "/" that may start a dot or empty segment, an "&" between
+ * parameters to sort).  Every other byte is copied as it is: most URLs hold no escape. */
+enum { END = 0x80, PERCENT = 1, SPACE = 2, PAREN = 4, SLASH = 8, AMP = 16, DOTS = 32 };
+static unsigned char host_ok[256], path_class[256], query_class[256], fragment_ok[256];
 
 static void plain_tables(void) {
-    for (int c = 0x20; c < 0x7f; c++) text_ok[c] = host_ok[c] = 1;
+    for (int c = 0; c < 256; c++) {
+        int text = c >= 0x20 && c < 0x7f;
+        host_ok[c] = fragment_ok[c] = (unsigned char)text;
+        path_class[c] = query_class[c] = text ? 0 : END;
+    }
     for (const char *c = " /?#@:[%"; *c; c++) host_ok[(unsigned char)*c] = 0;
+    path_class['?'] = path_class['#'] = query_class['#'] = END;
+    path_class['%'] = query_class['%'] = PERCENT;
+    path_class[' '] = query_class[' '] = SPACE;
+    path_class['('] = PAREN;
+    path_class['/'] = SLASH;
+    query_class['&'] = AMP;
+}
+
+/* The offset where the part from i ends (a byte of class END, or n); *seen: the classes met,
+ * DOTS for a "/" before a "." or "/". */
+static Py_ssize_t part_end(const char *u, Py_ssize_t i, Py_ssize_t n, const unsigned char *class,
+                           int *seen) {
+    int f = 0;
+    for (; i < n; i++) {
+        unsigned char k = class[(unsigned char)u[i]];
+        if (!k) continue;
+        if (k & END) break;
+        f |= k;
+        if (k & SLASH && i + 1 < n && (u[i + 1] == '.' || u[i + 1] == '/')) f |= DOTS;
+    }
+    *seen = f;
+    return i;
 }
 
 static int has(const char *s, Py_ssize_t n, const char *what) {
@@ -1126,6 +1157,7 @@ static int dotted_quad(const char *h, Py_ssize_t n) {
 
 typedef struct {
     Py_ssize_t host, host_end, port, port_end, path, path_end, query, query_end;
+    int path_seen, query_seen; /* part_end's classes */
 } Plain;
 
 /* The parts of a lowered URL (offsets), 0 when ia_plain does not take it. */
@@ -1153,19 +1185,18 @@ static int plain_split(const char *u, Py_ssize_t n, Plain *p) {
         if (i == p->port || i - p->port > 5) return 0;
     }
     p->path = p->path_end = -1;
+    p->path_seen = p->query_seen = 0;
     if (i < n && u[i] == '/') {
         p->path = i;
-        while (i < n && text_ok[(unsigned char)u[i]] && u[i] != '?' && u[i] != '#') i++;
-        p->path_end = i;
+        i = p->path_end = part_end(u, i, n, path_class, &p->path_seen);
     }
     p->query = p->query_end = -1;
     if (i < n && u[i] == '?') {
         p->query = ++i;
-        while (i < n && text_ok[(unsigned char)u[i]] && u[i] != '#') i++;
-        p->query_end = i;
+        i = p->query_end = part_end(u, i, n, query_class, &p->query_seen);
     }
     if (i < n && u[i] == '#')
-        for (i++; i < n && text_ok[(unsigned char)u[i]];) i++;
+        for (i++; i < n && fragment_ok[(unsigned char)u[i]];) i++;
     return i == n;
 }
 
@@ -1247,9 +1278,11 @@ static Py_ssize_t escape_lower(const char *s, Py_ssize_t n, char *out) {
 
 /* A query IAURLCanonicalizer may strip a session id from (the text its patterns need). */
 static int session_query(const char *q, Py_ssize_t n) {
-    if (has(q, n, "cfid=") || has(q, n, "sessionid")) return 1;
-    for (Py_ssize_t i = 0; i + 36 <= n; i++) {
-        if (q[i] != 's' || memcmp(q + i, "sid=", 4) != 0) continue;
+    for (Py_ssize_t i = 0; i + 5 <= n; i++) {
+        if (q[i] == 'c' && memcmp(q + i, "cfid=", 5) == 0) return 1;
+        if (q[i] != 's') continue;
+        if (i + 9 <= n && memcmp(q + i, "sessionid", 9) == 0) return 1;
+        if (i + 36 > n || memcmp(q + i, "sid=", 4) != 0) continue;
         Py_ssize_t j = i + 4;
         while (j < i + 36 && ((q[j] >= 'a' && q[j] <= 'z') || (q[j] >= '0' && q[j] <= '9'))) j++;
         if (j == i + 36) return 1;
@@ -1257,12 +1290,14 @@ static int session_query(const char *q, Py_ssize_t n) {
     return 0;
 }
 
-/* The path's key (s: n lowered bytes from a "/") written at out; -1: declined, -2: no memory.
- * work: room for n bytes. */
-static Py_ssize_t plain_path(const char *s, Py_ssize_t n, char *work, char *out) {
-    Segment few[32], *kept = few;
+/* plain_path's steps for a path with an escape, a space or a dot or empty segment: unescaped,
+ * dot segments resolved, escaped once; the length written, -2: no memory.  few: room for 32
+ * segments. */
+static Py_ssize_t plain_path_steps(const char *s, Py_ssize_t n, int seen, char *work, char *out,
+                                   Segment *few) {
+    Segment *kept = few;
     memcpy(work, s, (size_t)n);
-    if (memchr(work, '%', (size_t)n)) n = unescape(work, n);
+    if (seen & PERCENT) n = unescape(work, n);
     const char *path = work;
     char *normal = NULL;
     if (has(work, n, "/.") || has(work, n, "//")) {
@@ -1277,17 +1312,35 @@ static Py_ssize_t plain_path(const char *s, Py_ssize_t n, char *work, char *out)
     }
     Py_ssize_t w = escape_lower(path, n, out);
     PyMem_Free(normal);
-    if (has(out, w, "/(") && has(out, w, ".aspx")) return -1; /* both patterns need both */
+    return w;
+}
+
+/* The path's key (s: n lowered bytes from a "/", seen: part_end's classes) written at out;
+ * -1: declined, -2: no memory.  work: room for n bytes. */
+static Py_ssize_t plain_path(const char *s, Py_ssize_t n, int seen, char *work, char *out) {
+    Segment few[32];
+    Py_ssize_t w;
+    if (!(seen & (PERCENT | SPACE | DOTS))) { /* lowered already: nothing else to do */
+        memcpy(out, s, (size_t)n);
+        w = n;
+    } else {
+        w = plain_path_steps(s, n, seen, work, out, few);
+        if (w < 0) return w;
+    }
+    if (seen & (PAREN | PERCENT) && has(out, w, "/(") && has(out, w, ".aspx")) return -1;
     return w > 1 && out[w - 1] == '/' ? w - 1 : w;
 }
 
-/* The query's key (s: n lowered bytes) written at out; -1: declined, -2: no memory.  work:
- * room for 4n bytes. */
-static Py_ssize_t plain_query(const char *s, Py_ssize_t n, char *work, char *out) {
-    char *escaped = work + n;
-    memcpy(work, s, (size_t)n);
-    if (memchr(work, '%', (size_t)n)) n = unescape(work, n);
-    n = escape_lower(work, n, escaped);
+/* The query's key (s: n lowered bytes, seen: part_end's classes) written at out; -1:
+ * declined, -2: no memory.  work: room for 4n bytes. */
+static Py_ssize_t plain_query(const char *s, Py_ssize_t n, int seen, char *work, char *out) {
+    const char *escaped = s; /* lowered already, when there is nothing to unescape or escape */
+    if (seen & (PERCENT | SPACE)) {
+        char *at = work + n; /* after the n bytes unescaping works in */
+        memcpy(work, s, (size_t)n);
+        n = escape_lower(work, seen & PERCENT ? unescape(work, n) : n, at);
+        escaped = at;
+    }
     if (session_query(escaped, n)) return -1;
     if (!memchr(escaped, '&', (size_t)n)) {
         memcpy(out, escaped, (size_t)n);
@@ -1324,13 +1377,13 @@ static PyObject *plain_key(const char *u, Plain *p, int https, char *work, char 
     if (p->path < 0) {
         out[w++] = '/';
     } else {
-        made = plain_path(u + p->path, p->path_end - p->path, work, out + w);
+        made = plain_path(u + p->path, p->path_end - p->path, p->path_seen, work, out + w);
         if (made < 0) return made == -1 ? Py_NewRef(Py_None) : PyErr_NoMemory();
         w += made;
     }
     if (p->query >= 0 && p->query_end > p->query) {
         out[w++] = '?';
-        made = plain_query(u + p->query, p->query_end - p->query, work, out + w);
+        made = plain_query(u + p->query, p->query_end - p->query, p->query_seen, work, out + w);
         if (made < 0) return made == -1 ? Py_NewRef(Py_None) : PyErr_NoMemory();
         w += made;
     }
@@ -1353,11 +1406,7 @@ static PyObject *plain_text(PyObject *url) {
     char *low = buf, *work = buf + n, *out = buf + 5 * n;
     for (Py_ssize_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)raw[i];
-        if (c < ' ' || c == 0x7f) { /* a control byte: handyurl's own rules, the full steps' */
-            if (buf != small) PyMem_Free(buf);
-            Py_RETURN_NONE;
-        }
-        low[i] = (char)lower(c);
+        low[i] = (char)lower(c); /* a control byte or DEL: plain_split declines it */
     }
     Plain p;
     PyObject *key;
