@@ -1048,15 +1048,20 @@ static PyObject *map_result(PyObject *self, PyObject *const *args, Py_ssize_t na
  * escape, a "(" of a session id, a "/" that may start a dot or empty segment, an "&" between
  * parameters to sort).  Every other byte is copied as it is: most URLs hold no escape. */
 enum { END = 0x80, PERCENT = 1, SPACE = 2, PAREN = 4, SLASH = 8, AMP = 16, DOTS = 32 };
-static unsigned char host_ok[256], path_class[256], query_class[256], fragment_ok[256];
+/* A host's bytes: HOST_DOT, HOST_DIGIT, HOST_NAME (any other it takes), 0 for its end. */
+enum { HOST_DIGIT = 1, HOST_DOT = 2, HOST_NAME = 4 };
+static unsigned char host_class[256], path_class[256], query_class[256], fragment_ok[256];
 
 static void plain_tables(void) {
     for (int c = 0; c < 256; c++) {
         int text = c >= 0x20 && c < 0x7f;
-        host_ok[c] = fragment_ok[c] = (unsigned char)text;
+        host_class[c] = text ? HOST_NAME : 0;
+        fragment_ok[c] = (unsigned char)text;
         path_class[c] = query_class[c] = text ? 0 : END;
     }
-    for (const char *c = " /?#@:[%"; *c; c++) host_ok[(unsigned char)*c] = 0;
+    for (const char *c = " /?#@:[%"; *c; c++) host_class[(unsigned char)*c] = 0;
+    for (int c = '0'; c <= '9'; c++) host_class[c] = HOST_DIGIT;
+    host_class['.'] = HOST_DOT;
     path_class['?'] = path_class['#'] = query_class['#'] = END;
     path_class['%'] = query_class['%'] = PERCENT;
     path_class[' '] = query_class[' '] = SPACE;
@@ -1168,15 +1173,14 @@ static int plain_split(const char *u, Py_ssize_t n, Plain *p) {
     else return 0;
     if (u[n - 1] == ' ') return 0; /* handyurl strips it */
     p->host = i;
-    int name = 0; /* not all digits and dots */
-    while (i < n && host_ok[(unsigned char)u[i]]) {
-        name |= u[i] != '.' && !(u[i] >= '0' && u[i] <= '9');
-        if (u[i] == '.' && (i == p->host || u[i - 1] == '.')) return 0;
-        i++;
+    int seen = 0; /* HOST_NAME among them: not all digits and dots */
+    for (unsigned char k; i < n && (k = host_class[(unsigned char)u[i]]); i++) {
+        if (k == HOST_DOT && (i == p->host || u[i - 1] == '.')) return 0;
+        seen |= k;
     }
     p->host_end = i;
     if (i == p->host || u[i - 1] == '.') return 0;
-    if (!name && !dotted_quad(u + p->host, i - p->host)) return 0;
+    if (!(seen & HOST_NAME) && !dotted_quad(u + p->host, i - p->host)) return 0;
     p->port = p->port_end = -1;
     if (i < n && u[i] == ':') {
         p->port = ++i;
@@ -1439,6 +1443,7 @@ typedef struct {
     PyObject *dict;           /* __doc__, __name__, __wrapped__ ...: the Python function's */
     vectorcallfunc vectorcall;
     PyObject *python, *full;
+    PyObject *profile, *ia; /* "profile" and "ia", interned: a keyword is compared by address */
 } SurtEntry;
 
 typedef struct {
@@ -1452,9 +1457,10 @@ static PyObject *surt_entry_call(SurtEntry *self, PyObject *const *args, size_t 
         return PyObject_Vectorcall(self->python, args, nargsf, kwnames);
     Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
     for (Py_ssize_t k = 0; k < nkw; k++) { /* profile="ia" is the default's call too */
-        PyObject *value = args[1 + k];
-        if (PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, k), "profile") != 0 ||
-            !PyUnicode_CheckExact(value) || PyUnicode_CompareWithASCIIString(value, "ia") != 0)
+        PyObject *name = PyTuple_GET_ITEM(kwnames, k), *value = args[1 + k];
+        if ((name != self->profile && PyUnicode_Compare(name, self->profile) != 0) ||
+            (value != self->ia &&
+             !(PyUnicode_CheckExact(value) && PyUnicode_Compare(value, self->ia) == 0)))
             return PyObject_Vectorcall(self->python, args, nargsf, kwnames);
     }
     PyObject *key = plain_text(args[0]);
@@ -1477,6 +1483,8 @@ static int surt_entry_traverse(SurtEntry *self, visitproc visit, void *arg) {
     Py_VISIT(self->dict);
     Py_VISIT(self->python);
     Py_VISIT(self->full);
+    Py_VISIT(self->profile);
+    Py_VISIT(self->ia);
     return 0;
 }
 
@@ -1484,6 +1492,8 @@ static int surt_entry_clear(SurtEntry *self) {
     Py_CLEAR(self->dict);
     Py_CLEAR(self->python);
     Py_CLEAR(self->full);
+    Py_CLEAR(self->profile);
+    Py_CLEAR(self->ia);
     return 0;
 }
 
@@ -1547,12 +1557,24 @@ static PyObject *ia_entry(PyObject *module, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OO", &python, &full)) return NULL;
     State *state = PyModule_GetState(module);
     if (!state) return NULL;
+    PyObject *profile = PyUnicode_InternFromString("profile"), *ia = PyUnicode_InternFromString("ia");
+    if (!profile || !ia) {
+        Py_XDECREF(profile);
+        Py_XDECREF(ia);
+        return NULL;
+    }
     SurtEntry *e = PyObject_GC_New(SurtEntry, (PyTypeObject *)state->entry_type);
-    if (!e) return NULL;
+    if (!e) {
+        Py_DECREF(profile);
+        Py_DECREF(ia);
+        return NULL;
+    }
     e->dict = NULL;
     e->vectorcall = (vectorcallfunc)surt_entry_call;
     e->python = Py_NewRef(python);
     e->full = Py_NewRef(full);
+    e->profile = profile;
+    e->ia = ia;
     PyObject_GC_Track(e);
     return (PyObject *)e;
 }
