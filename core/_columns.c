@@ -1027,10 +1027,10 @@ static PyObject *map_result(PyObject *self, PyObject *const *args, Py_ssize_t na
  *   ASCII without control bytes or DEL, and without white space at its end (handyurl strips
  *   the ends and drops TAB, CR and LF anywhere: such a URL is the full steps');
  *   "http://" or "https://", in any case;
- *   then a host of printable ASCII but "/?#@:[%" (no userinfo, IP literal or escape: those
- *   take the full steps' IDNA and inet_aton), without empty labels, and either not all digits
- *   and dots or a dotted quad as inet_ntoa writes it (the numeric-host step gives that back as
- *   it is, and takes any other: "010.1" is octal);
+ *   then a host of printable ASCII but space and "/?#@:[%" (no userinfo, IP literal or escape:
+ *   those take the full steps' IDNA and inet_aton), without empty labels, and either not all
+ *   digits and dots or a dotted quad as inet_ntoa writes it (the numeric-host step gives that
+ *   back as it is, and takes any other: "010.1" is octal);
  *   a port of 1 to 5 digits up to 65535; a path, query and fragment of printable ASCII or
  *   space.
  * The text is lowered first: IA lowers host, path and query at the end, and lowering commutes
@@ -1346,7 +1346,7 @@ static Py_ssize_t plain_query(const char *s, Py_ssize_t n, int seen, char *work,
         escaped = at;
     }
     if (session_query(escaped, n)) return -1;
-    if (!memchr(escaped, '&', (size_t)n)) {
+    if (!(seen & (AMP | PERCENT)) || !memchr(escaped, '&', (size_t)n)) { /* one parameter */
         memcpy(out, escaped, (size_t)n);
     } else if (sort_query(escaped, n, out) < 0) {
         return -2;
