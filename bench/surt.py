@@ -8,7 +8,8 @@ occurrence of the same URL.  CPU seconds of this one process; the four loops int
 by round (a shared machine's load then weighs on all of them alike), the best of ``--rounds``
 counting.  The ratios are against the `surt` package's ``surt.surt(u)`` on the same URLs.  It
 prints first the share of the URLs that the ia profile's short path (``ia_plain`` in C where
-urlsan.core._columns is built) leaves to the full steps, each of which costs many times a short-path key.
+urlsan.core._columns is built) leaves to the full steps, each of which costs many times a key
+of the short path.
 """
 
 from __future__ import annotations
