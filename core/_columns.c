@@ -17,6 +17,7 @@
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+#include <structmember.h>
 
 #include "_twin.h"
 
@@ -1016,32 +1017,79 @@ static PyObject *map_result(PyObject *self, PyObject *const *args, Py_ssize_t na
                "offsets, data, offset: int, length: int, large: bool, twin)");
 }
 
-/* --- SURT keys: core/surt.py's _ia_key_plain, in C ---------------------------------------
+/* --- SURT keys: the ia profile's common URLs in C (core/surt.py) ---------------------------
  *
- * ia_plain(url) -> str | None: the ia profile's cdx-form key of a plain http(s) URL, or None
- * for any other URL (core/surt.py's full steps key it).  The same rules as _ia_key_plain, which
- * tests/core/test_surt.py holds this to: ASCII, lowered first; "http://" or "https://"; a host
- * of [a-z0-9_.-] that is not all digits and dots and has no empty label; a port of 1 to 5
- * digits up to 65535; a path and query of the characters below (no "%", no space, no "#"; no
- * "(" or ")" in the path); a fragment of printable ASCII; no "/." or "//" in the path; no
- * "sid", "sessionid" or "cfid" in the query. */
+ * ia_plain(url) -> str | None: the ia profile's cdx-form key of a common http(s) URL, or None
+ * for any other URL, which core/surt.py's full steps (_ia_key_full) key.  It runs those steps
+ * (handyurl.parse, GoogleURLCanonicalizer, IAURLCanonicalizer, the key) where they come down to
+ * byte work, and tests/core/test_surt.py holds it to them (hypothesis and the corpora).  It
+ * takes a URL that is
+ *   ASCII without control bytes or DEL, and without white space at its end (handyurl strips
+ *   the ends and drops TAB, CR and LF anywhere: such a URL is the full steps');
+ *   "http://" or "https://", in any case;
+ *   then a host of printable ASCII but space and "/?#@:[%" (no userinfo, IP literal or escape:
+ *   those take the full steps' IDNA and inet_aton), without empty labels, and either not all
+ *   digits and dots or a dotted quad as inet_ntoa writes it (the numeric-host step gives that
+ *   back as it is, and takes any other: "010.1" is octal);
+ *   a port of 1 to 5 digits up to 65535; a path, query and fragment of printable ASCII or
+ *   space.
+ * The text is lowered first: IA lowers host, path and query at the end, and lowering commutes
+ * with the unescaping before it (a hex digit reads alike in either case; the bytes an escape
+ * gives are lowered on the way out).  Path and query are unescaped until no escape is left
+ * (urllib's unquote_to_bytes, as surt does), the path's dot and empty segments resolved
+ * (_normalize_path), both escaped once (bytes outside printable ASCII, "#" and "%") and the
+ * query's parameters sorted.  Declined after those steps: a path holding "/(" and ".aspx" (an
+ * ASP.NET session id may be in it), a query holding "cfid=", "sessionid" or "sid=" and 32
+ * letters or digits (the session ids IAURLCanonicalizer strips: each of its patterns needs
+ * one of those). */
 
-static unsigned char path_ok[256], query_ok[256];
+/* What a byte of a path or query is to the steps after the split: its end (a delimiter or a
+ * byte ia_plain does not take), or one that asks for a step (an escape to undo, a space to
+ * escape, a "(" of a session id, a "/" that may start a dot or empty segment, an "&" between
+ * parameters to sort).  Every other byte is copied as it is: most URLs hold no escape. */
+enum { END = 0x80, PERCENT = 1, SPACE = 2, PAREN = 4, SLASH = 8, AMP = 16, DOTS = 32 };
+/* A host's bytes: HOST_DOT, HOST_DIGIT, HOST_NAME (any other it takes), 0 for its end. */
+enum { HOST_DIGIT = 1, HOST_DOT = 2, HOST_NAME = 4 };
+static unsigned char host_class[256], path_class[256], query_class[256], fragment_ok[256];
 
 static void plain_tables(void) {
-    const char *path = "!$&'*+,-./0123456789:;=@[]_abcdefghijklmnopqrstuvwxyz~|^`{}\\\"<>";
-    for (const char *c = path; *c; c++) path_ok[(unsigned char)*c] = query_ok[(unsigned char)*c] = 1;
-    query_ok['('] = query_ok[')'] = query_ok['?'] = 1;
+    for (int c = 0; c < 256; c++) {
+        int text = c >= 0x20 && c < 0x7f;
+        host_class[c] = text ? HOST_NAME : 0;
+        fragment_ok[c] = (unsigned char)text;
+        path_class[c] = query_class[c] = text ? 0 : END;
+    }
+    for (const char *c = " /?#@:[%"; *c; c++) host_class[(unsigned char)*c] = 0;
+    for (int c = '0'; c <= '9'; c++) host_class[c] = HOST_DIGIT;
+    host_class['.'] = HOST_DOT;
+    path_class['?'] = path_class['#'] = query_class['#'] = END;
+    path_class['%'] = query_class['%'] = PERCENT;
+    path_class[' '] = query_class[' '] = SPACE;
+    path_class['('] = PAREN;
+    path_class['/'] = SLASH;
+    query_class['&'] = AMP;
 }
 
-static int host_char(unsigned char c) {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-';
+/* The offset where the part from i ends (a byte of class END, or n); *seen: the classes met,
+ * DOTS for a "/" before a "." or "/". */
+static Py_ssize_t part_end(const char *u, Py_ssize_t i, Py_ssize_t n, const unsigned char *class,
+                           int *seen) {
+    int f = 0;
+    for (; i < n; i++) {
+        unsigned char k = class[(unsigned char)u[i]];
+        if (!k) continue;
+        if (k & END) break;
+        f |= k;
+        if (k & SLASH && i + 1 < n && (u[i + 1] == '.' || u[i + 1] == '/')) f |= DOTS;
+    }
+    *seen = f;
+    return i;
 }
 
 static int has(const char *s, Py_ssize_t n, const char *what) {
     Py_ssize_t k = (Py_ssize_t)strlen(what);
     for (Py_ssize_t i = 0; i + k <= n; i++)
-        if (memcmp(s + i, what, (size_t)k) == 0) return 1;
+        if (s[i] == what[0] && memcmp(s + i, what, (size_t)k) == 0) return 1;
     return 0;
 }
 
@@ -1094,25 +1142,45 @@ static int sort_query(const char *q, Py_ssize_t n, char *out) {
     return 0;
 }
 
+/* A host of digits and dots that _numeric_host gives back as it is: four numbers of 0 to 255
+ * without leading zeros (inet_aton reads "010" as octal, and fewer parts fill the bytes left). */
+static int dotted_quad(const char *h, Py_ssize_t n) {
+    int parts = 0, value = 0, digits = 0;
+    for (Py_ssize_t i = 0; i <= n; i++) {
+        if (i == n || h[i] == '.') {
+            if (!digits || value > 255 || (digits > 1 && h[i - digits] == '0')) return 0;
+            parts++;
+            value = digits = 0;
+        } else if (++digits > 3) {
+            return 0;
+        } else {
+            value = value * 10 + (h[i] - '0');
+        }
+    }
+    return parts == 4;
+}
+
 typedef struct {
     Py_ssize_t host, host_end, port, port_end, path, path_end, query, query_end;
+    int path_seen, query_seen; /* part_end's classes */
 } Plain;
 
-/* The parts of a lowered URL (offsets), 0 when it is not plain. */
+/* The parts of a lowered URL (offsets), 0 when ia_plain does not take it. */
 static int plain_split(const char *u, Py_ssize_t n, Plain *p) {
     Py_ssize_t i;
     if (n >= 7 && memcmp(u, "http://", 7) == 0) i = 7;
     else if (n >= 8 && memcmp(u, "https://", 8) == 0) i = 8;
     else return 0;
+    if (u[n - 1] == ' ') return 0; /* handyurl strips it */
     p->host = i;
-    int letter = 0;
-    while (i < n && host_char((unsigned char)u[i])) {
-        letter |= u[i] != '.' && !(u[i] >= '0' && u[i] <= '9');
-        if (u[i] == '.' && (i == p->host || u[i - 1] == '.')) return 0;
-        i++;
+    int seen = 0; /* HOST_NAME among them: not all digits and dots */
+    for (unsigned char k; i < n && (k = host_class[(unsigned char)u[i]]); i++) {
+        if (k == HOST_DOT && (i == p->host || u[i - 1] == '.')) return 0;
+        seen |= k;
     }
     p->host_end = i;
-    if (i == p->host || u[i - 1] == '.' || !letter) return 0;
+    if (i == p->host || u[i - 1] == '.') return 0;
+    if (!(seen & HOST_NAME) && !dotted_quad(u + p->host, i - p->host)) return 0;
     p->port = p->port_end = -1;
     if (i < n && u[i] == ':') {
         p->port = ++i;
@@ -1121,23 +1189,173 @@ static int plain_split(const char *u, Py_ssize_t n, Plain *p) {
         if (i == p->port || i - p->port > 5) return 0;
     }
     p->path = p->path_end = -1;
+    p->path_seen = p->query_seen = 0;
     if (i < n && u[i] == '/') {
         p->path = i;
-        while (i < n && path_ok[(unsigned char)u[i]]) i++;
-        p->path_end = i;
+        i = p->path_end = part_end(u, i, n, path_class, &p->path_seen);
     }
     p->query = p->query_end = -1;
     if (i < n && u[i] == '?') {
         p->query = ++i;
-        while (i < n && query_ok[(unsigned char)u[i]]) i++;
-        p->query_end = i;
+        i = p->query_end = part_end(u, i, n, query_class, &p->query_seen);
     }
     if (i < n && u[i] == '#')
-        for (i++; i < n && u[i] > ' ' && u[i] < 0x7f;) i++;
+        for (i++; i < n && fragment_ok[(unsigned char)u[i]];) i++;
     return i == n;
 }
 
-static PyObject *plain_key(const char *u, Plain *p, int https, char *out) {
+static int hex_value(unsigned char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    c = lower(c);
+    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* _unescape_repeatedly in place: every "%" and two hex digits decoded, left to right (as
+ * unquote_to_bytes does), pass after pass until one decodes nothing; the new length. */
+static Py_ssize_t unescape(char *s, Py_ssize_t n) {
+    int decoded = 1;
+    while (decoded) {
+        Py_ssize_t w = 0;
+        decoded = 0;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            int hi, lo;
+            if (s[i] == '%' && i + 2 < n && (hi = hex_value((unsigned char)s[i + 1])) >= 0 &&
+                (lo = hex_value((unsigned char)s[i + 2])) >= 0) {
+                s[w++] = (char)(hi * 16 + lo);
+                i += 2;
+                decoded = 1;
+            } else {
+                s[w++] = s[i];
+            }
+        }
+        n = w;
+    }
+    return n;
+}
+
+typedef struct {
+    Py_ssize_t start, n;
+} Segment;
+
+/* _normalize_path of s (n bytes from a "/") into out: "." segments dropped, ".." taking off the
+ * segment before it (kept where there is none), empty segments dropped but the last; "/" when
+ * none is left.  kept: room for n segments.  The length written. */
+static Py_ssize_t normalize(const char *s, Py_ssize_t n, Segment *kept, char *out) {
+    Py_ssize_t k = 0, w = 0;
+    for (Py_ssize_t i = 1; i <= n;) {
+        Py_ssize_t e = i;
+        while (e < n && s[e] != '/') e++;
+        if (e - i == 2 && s[i] == '.' && s[i + 1] == '.') {
+            if (k) k--;
+            else kept[k++] = (Segment){i, 2};
+        } else if (!(e - i == 1 && s[i] == '.')) {
+            kept[k++] = (Segment){i, e - i};
+        }
+        i = e + 1;
+    }
+    out[w++] = '/';
+    for (Py_ssize_t j = 0; j < k; j++) {
+        if (j + 1 < k && !kept[j].n) continue;
+        memcpy(out + w, s + kept[j].start, (size_t)kept[j].n);
+        w += kept[j].n;
+        if (j + 1 < k) out[w++] = '/';
+    }
+    return w;
+}
+
+/* _escape_once, then lower(): bytes outside printable ASCII, "#" and "%" as "%xx". */
+static Py_ssize_t escape_lower(const char *s, Py_ssize_t n, char *out) {
+    static const char hex[] = "0123456789abcdef";
+    Py_ssize_t w = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c > ' ' && c < 0x7f && c != '#' && c != '%') {
+            out[w++] = (char)lower(c);
+        } else {
+            out[w++] = '%';
+            out[w++] = hex[c >> 4];
+            out[w++] = hex[c & 15];
+        }
+    }
+    return w;
+}
+
+/* A query IAURLCanonicalizer may strip a session id from (the text its patterns need). */
+static int session_query(const char *q, Py_ssize_t n) {
+    for (Py_ssize_t i = 0; i + 5 <= n; i++) {
+        if (q[i] == 'c' && memcmp(q + i, "cfid=", 5) == 0) return 1;
+        if (q[i] != 's') continue;
+        if (i + 9 <= n && memcmp(q + i, "sessionid", 9) == 0) return 1;
+        if (i + 36 > n || memcmp(q + i, "sid=", 4) != 0) continue;
+        Py_ssize_t j = i + 4;
+        while (j < i + 36 && ((q[j] >= 'a' && q[j] <= 'z') || (q[j] >= '0' && q[j] <= '9'))) j++;
+        if (j == i + 36) return 1;
+    }
+    return 0;
+}
+
+/* plain_path's steps for a path with an escape, a space or a dot or empty segment: unescaped,
+ * dot segments resolved, escaped once; the length written, -2: no memory.  few: room for 32
+ * segments. */
+static Py_ssize_t plain_path_steps(const char *s, Py_ssize_t n, int seen, char *work, char *out,
+                                   Segment *few) {
+    Segment *kept = few;
+    memcpy(work, s, (size_t)n);
+    if (seen & PERCENT) n = unescape(work, n);
+    const char *path = work;
+    char *normal = NULL;
+    if (has(work, n, "/.") || has(work, n, "//")) {
+        if (n > 32 && !(kept = PyMem_Malloc((size_t)n * sizeof(Segment)))) return -2;
+        if (!(normal = PyMem_Malloc((size_t)n))) {
+            if (kept != few) PyMem_Free(kept);
+            return -2;
+        }
+        n = normalize(work, n, kept, normal);
+        path = normal;
+        if (kept != few) PyMem_Free(kept);
+    }
+    Py_ssize_t w = escape_lower(path, n, out);
+    PyMem_Free(normal);
+    return w;
+}
+
+/* The path's key (s: n lowered bytes from a "/", seen: part_end's classes) written at out;
+ * -1: declined, -2: no memory.  work: room for n bytes. */
+static Py_ssize_t plain_path(const char *s, Py_ssize_t n, int seen, char *work, char *out) {
+    Segment few[32];
+    Py_ssize_t w;
+    if (!(seen & (PERCENT | SPACE | DOTS))) { /* lowered already: nothing else to do */
+        memcpy(out, s, (size_t)n);
+        w = n;
+    } else {
+        w = plain_path_steps(s, n, seen, work, out, few);
+        if (w < 0) return w;
+    }
+    if (seen & (PAREN | PERCENT) && has(out, w, "/(") && has(out, w, ".aspx")) return -1;
+    return w > 1 && out[w - 1] == '/' ? w - 1 : w;
+}
+
+/* The query's key (s: n lowered bytes, seen: part_end's classes) written at out; -1:
+ * declined, -2: no memory.  work: room for 4n bytes. */
+static Py_ssize_t plain_query(const char *s, Py_ssize_t n, int seen, char *work, char *out) {
+    const char *escaped = s; /* lowered already, when there is nothing to unescape or escape */
+    if (seen & (PERCENT | SPACE)) {
+        char *at = work + n; /* after the n bytes unescaping works in */
+        memcpy(work, s, (size_t)n);
+        n = escape_lower(work, seen & PERCENT ? unescape(work, n) : n, at);
+        escaped = at;
+    }
+    if (session_query(escaped, n)) return -1;
+    if (!(seen & (AMP | PERCENT)) || !memchr(escaped, '&', (size_t)n)) { /* one parameter */
+        memcpy(out, escaped, (size_t)n);
+    } else if (sort_query(escaped, n, out) < 0) {
+        return -2;
+    }
+    return n;
+}
+
+/* The key of u (lowered, split into p) at out; work: room for 4 * n bytes. */
+static PyObject *plain_key(const char *u, Plain *p, int https, char *work, char *out) {
     Py_ssize_t w = 0, hs = p->host, he = p->host_end;
     if (he - hs >= 4 && memcmp(u + hs, "www", 3) == 0) { /* www\d*\. folded */
         Py_ssize_t j = hs + 3;
@@ -1159,54 +1377,227 @@ static PyObject *plain_key(const char *u, Plain *p, int https, char *out) {
         if (number && number != (https ? 443 : 80)) w += sprintf(out + w, ":%ld", number);
     }
     out[w++] = ')';
-    Py_ssize_t ps = p->path, pe = p->path_end;
-    if (ps < 0) {
+    Py_ssize_t made;
+    if (p->path < 0) {
         out[w++] = '/';
     } else {
-        if (has(u + ps, pe - ps, "/.") || has(u + ps, pe - ps, "//")) Py_RETURN_NONE;
-        if (pe - ps > 1 && u[pe - 1] == '/') pe--;
-        memcpy(out + w, u + ps, (size_t)(pe - ps));
-        w += pe - ps;
+        made = plain_path(u + p->path, p->path_end - p->path, p->path_seen, work, out + w);
+        if (made < 0) return made == -1 ? Py_NewRef(Py_None) : PyErr_NoMemory();
+        w += made;
     }
-    Py_ssize_t qs = p->query, qe = p->query_end;
-    if (qs >= 0 && qe > qs) {
-        const char *q = u + qs;
-        if (has(q, qe - qs, "sid") || has(q, qe - qs, "sessionid") || has(q, qe - qs, "cfid"))
-            Py_RETURN_NONE;
+    if (p->query >= 0 && p->query_end > p->query) {
         out[w++] = '?';
-        if (memchr(q, '&', (size_t)(qe - qs))) {
-            if (sort_query(q, qe - qs, out + w) < 0) return PyErr_NoMemory();
-        } else {
-            memcpy(out + w, q, (size_t)(qe - qs));
-        }
-        w += qe - qs;
+        made = plain_query(u + p->query, p->query_end - p->query, p->query_seen, work, out + w);
+        if (made < 0) return made == -1 ? Py_NewRef(Py_None) : PyErr_NoMemory();
+        w += made;
     }
-    return PyUnicode_FromStringAndSize(out, w);
+    PyObject *key = PyUnicode_New(w, 127); /* ASCII: no UTF-8 to decode */
+    if (key) memcpy(PyUnicode_DATA(key), out, (size_t)w);
+    return key;
 }
 
-static PyObject *ia_plain(PyObject *self, PyObject *url) {
-    (void)self;
-    if (!PyUnicode_Check(url)) return PyErr_Format(PyExc_TypeError, "ia_plain() takes a str");
+/* ia_plain's work on a str: the key, None, or NULL with an exception. */
+static PyObject *plain_text(PyObject *url) {
+#if PY_VERSION_HEX < 0x030C0000
+    if (PyUnicode_READY(url) < 0) return NULL;
+#endif
     if (!PyUnicode_IS_ASCII(url)) Py_RETURN_NONE;
     Py_ssize_t n = PyUnicode_GET_LENGTH(url);
     const char *raw = (const char *)PyUnicode_DATA(url);
-    char small[512], *buf = n <= 240 ? small : PyMem_Malloc((size_t)(2 * n + 16));
+    /* the lowered URL (n), the work of path and query (4n), the key (4n + a port) */
+    char small[2048], *buf = n <= 200 ? small : PyMem_Malloc((size_t)(9 * n + 16));
     if (!buf) return PyErr_NoMemory();
-    char *low = buf, *out = buf + n;
+    char *low = buf, *work = buf + n, *out = buf + 5 * n;
     for (Py_ssize_t i = 0; i < n; i++) {
-        char c = raw[i];
-        low[i] = c >= 'A' && c <= 'Z' ? (char)(c + 32) : c;
+        unsigned char c = (unsigned char)raw[i];
+        low[i] = (char)lower(c); /* a control byte or DEL: plain_split declines it */
     }
     Plain p;
     PyObject *key;
     if (plain_split(low, n, &p)) {
-        key = plain_key(low, &p, low[4] == 's', out);
+        key = plain_key(low, &p, low[4] == 's', work, out);
     } else {
         key = Py_NewRef(Py_None);
     }
     if (buf != small) PyMem_Free(buf);
     return key;
 }
+
+static PyObject *ia_plain(PyObject *self, PyObject *url) {
+    (void)self;
+    if (!PyUnicode_Check(url)) return PyErr_Format(PyExc_TypeError, "ia_plain() takes a str");
+    return plain_text(url);
+}
+
+/* --- surt(url, *, profile="ia", form=None, policy=None), entered in C ------------------------
+ *
+ * core/surt.py's public surt, made by ia_entry(python, full) (surt.py's _entered_in_c): a call
+ * with one str and no keyword but profile="ia" is the ia profile's cdx key, made by plain_text
+ * here, or by full(url, False) (_ia_key_full) where plain_text declines: the call bench/surt.py
+ * and most callers make, without a Python frame.  Every other call is python's (surt as written
+ * in Python), which raises what it raises.  A heap type, kept in the module's state, so that
+ * each interpreter has its own (the module declares per-interpreter GIL support). */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *dict;           /* __doc__, __name__, __wrapped__ ...: the Python function's */
+    vectorcallfunc vectorcall;
+    PyObject *python, *full;
+    PyObject *profile, *ia; /* "profile" and "ia", interned: a keyword is compared by address */
+} SurtEntry;
+
+typedef struct {
+    PyObject *entry_type;
+} State;
+
+static PyObject *surt_entry_call(SurtEntry *self, PyObject *const *args, size_t nargsf,
+                                 PyObject *kwnames) {
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs != 1 || !PyUnicode_CheckExact(args[0]))
+        return PyObject_Vectorcall(self->python, args, nargsf, kwnames);
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t k = 0; k < nkw; k++) { /* profile="ia" is the default's call too */
+        PyObject *name = PyTuple_GET_ITEM(kwnames, k), *value = args[1 + k];
+        if ((name != self->profile && PyUnicode_Compare(name, self->profile) != 0) ||
+            (value != self->ia &&
+             !(PyUnicode_CheckExact(value) && PyUnicode_Compare(value, self->ia) == 0)))
+            return PyObject_Vectorcall(self->python, args, nargsf, kwnames);
+    }
+    PyObject *key = plain_text(args[0]);
+    if (key != Py_None) return key;
+    Py_DECREF(key);
+    PyObject *call[2] = {args[0], Py_False};
+    return PyObject_Vectorcall(self->full, call, 2, NULL);
+}
+
+static PyObject *surt_entry_get(PyObject *self, PyObject *obj, PyObject *type) {
+    /* A descriptor as a function is, so that pydoc and inspect take it for a routine; on a
+     * class it stays itself, as a staticmethod would (as canonicalize's entry does). */
+    (void)obj;
+    (void)type;
+    return Py_NewRef(self);
+}
+
+static int surt_entry_traverse(SurtEntry *self, visitproc visit, void *arg) {
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(self->dict);
+    Py_VISIT(self->python);
+    Py_VISIT(self->full);
+    Py_VISIT(self->profile);
+    Py_VISIT(self->ia);
+    return 0;
+}
+
+static int surt_entry_clear(SurtEntry *self) {
+    Py_CLEAR(self->dict);
+    Py_CLEAR(self->python);
+    Py_CLEAR(self->full);
+    Py_CLEAR(self->profile);
+    Py_CLEAR(self->ia);
+    return 0;
+}
+
+static void surt_entry_dealloc(SurtEntry *self) {
+    PyTypeObject *type = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    surt_entry_clear(self);
+    type->tp_free((PyObject *)self);
+    Py_DECREF(type);
+}
+
+/* pickle (--jobs, Dask, Spark ship functions so): by reference, as a Python function is; a str
+ * from __reduce__ names the global in the module __module__ names (both copied from the Python
+ * function by update_wrapper). */
+static PyObject *surt_entry_reduce(PyObject *self, PyObject *unused) {
+    (void)unused;
+    return PyObject_GetAttrString(self, "__qualname__");
+}
+
+static PyMethodDef surt_entry_methods[] = {
+    {"__reduce__", surt_entry_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef surt_entry_getset[] = {
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMemberDef surt_entry_members[] = {
+    {"__dictoffset__", T_PYSSIZET, offsetof(SurtEntry, dict), READONLY, NULL},
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(SurtEntry, vectorcall), READONLY, NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyType_Slot surt_entry_slots[] = {
+    {Py_tp_doc, "surt with the ia profile's common call in C: see its __wrapped__."},
+    {Py_tp_call, PyVectorcall_Call},
+    {Py_tp_descr_get, surt_entry_get},
+    {Py_tp_traverse, surt_entry_traverse},
+    {Py_tp_clear, surt_entry_clear},
+    {Py_tp_dealloc, surt_entry_dealloc},
+    {Py_tp_methods, surt_entry_methods},
+    {Py_tp_getset, surt_entry_getset},
+    {Py_tp_members, surt_entry_members},
+    {0, NULL},
+};
+
+static PyType_Spec surt_entry_spec = {
+    .name = "urlsan.core._columns.compiled_function",
+    .basicsize = sizeof(SurtEntry),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL |
+             Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .slots = surt_entry_slots,
+};
+
+/* ia_entry(python, full): the public surt; the caller copies python's __doc__, __name__ ...
+ * onto it. */
+static PyObject *ia_entry(PyObject *module, PyObject *args) {
+    PyObject *python, *full;
+    if (!PyArg_ParseTuple(args, "OO", &python, &full)) return NULL;
+    State *state = PyModule_GetState(module);
+    if (!state) return NULL;
+    PyObject *profile = PyUnicode_InternFromString("profile"), *ia = PyUnicode_InternFromString("ia");
+    if (!profile || !ia) {
+        Py_XDECREF(profile);
+        Py_XDECREF(ia);
+        return NULL;
+    }
+    SurtEntry *e = PyObject_GC_New(SurtEntry, (PyTypeObject *)state->entry_type);
+    if (!e) {
+        Py_DECREF(profile);
+        Py_DECREF(ia);
+        return NULL;
+    }
+    e->dict = NULL;
+    e->vectorcall = (vectorcallfunc)surt_entry_call;
+    e->python = Py_NewRef(python);
+    e->full = Py_NewRef(full);
+    e->profile = profile;
+    e->ia = ia;
+    PyObject_GC_Track(e);
+    return (PyObject *)e;
+}
+
+static int module_exec(PyObject *module) {
+    State *state = PyModule_GetState(module);
+    state->entry_type = PyType_FromModuleAndSpec(module, &surt_entry_spec, NULL);
+    return state->entry_type ? 0 : -1;
+}
+
+static int module_traverse(PyObject *module, visitproc visit, void *arg) {
+    State *state = PyModule_GetState(module);
+    if (state) Py_VISIT(state->entry_type);
+    return 0;
+}
+
+static int module_clear(PyObject *module) {
+    State *state = PyModule_GetState(module);
+    if (state) Py_CLEAR(state->entry_type);
+    return 0;
+}
+
+static void module_free(void *module) { module_clear((PyObject *)module); }
 
 static PyMethodDef methods[] = {
     {"map_strings", (PyCFunction)(void (*)(void))map_strings, METH_FASTCALL,
@@ -1218,12 +1609,16 @@ static PyMethodDef methods[] = {
      "map_result(call, tail, field, fallback, validity, offsets, data, offset, length, large,"
      " twin) -> the buffers of the url, changed and rules columns (urlsan.core.many.columns)."},
     {"ia_plain", ia_plain, METH_O,
-     "ia_plain(url) -> str | None: the ia SURT key of a plain http(s) URL (urlsan.core.surt's"
+     "ia_plain(url) -> str | None: the ia SURT key of a common http(s) URL (urlsan.core.surt's"
      " short path), None for any other URL."},
+    {"ia_entry", ia_entry, METH_VARARGS,
+     "ia_entry(python, full) -> urlsan.core.surt.surt with its common call (one str, the ia"
+     " profile) in C: ia_plain's key, else full(url, False); python for any other call."},
     {NULL, NULL, 0, NULL},
 };
 
 static PyModuleDef_Slot slots[] = {
+    {Py_mod_exec, module_exec},
 #ifdef Py_mod_multiple_interpreters
     {Py_mod_multiple_interpreters, Py_MOD_PER_INTERPRETER_GIL_SUPPORTED},
 #endif
@@ -1232,8 +1627,8 @@ static PyModuleDef_Slot slots[] = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "urlsan.core._columns",
-    "One call per row of an Arrow string column, the result written as Arrow buffers.", 0,
-    methods, slots, NULL, NULL, NULL,
+    "One call per row of an Arrow string column, the result written as Arrow buffers.",
+    sizeof(State), methods, slots, module_traverse, module_clear, module_free,
 };
 
 PyMODINIT_FUNC PyInit__columns(void) {

@@ -26,6 +26,8 @@ import contextlib
 import os
 import re
 from collections.abc import Callable
+from functools import update_wrapper
+from typing import TypeVar, cast
 from urllib.parse import unquote_to_bytes
 
 from .canonical import canonicalize
@@ -111,6 +113,39 @@ def _key_escape(text: str) -> str:
     return _KEY_ESCAPE.sub(lambda m: _KEY_ESCAPED[m[0]], text) if _KEY_ESCAPE.search(text) else text
 
 
+def _ia_key_full(url: str, with_scheme: bool) -> str:
+    """`ia_key` through every step of `_parse`, `_google`, `_ia` and `_key`."""
+    data = url.encode("utf-8", "surrogateescape")
+    if data.startswith(b"filedesc"):
+        return url
+    parsed = _parse(data)
+    if parsed is None:
+        return "-"
+    scheme, host, port, path, query = parsed
+    host, path, query = _google(host, path, query)
+    host, port, path, query = _ia(scheme, host, port, path, query)
+    return _key(scheme, host, port, path, query, with_scheme).decode("ascii", "surrogateescape")
+
+
+_Surt = TypeVar("_Surt", bound=Callable[..., str])
+
+
+def _entered_in_c(python: _Surt) -> _Surt:
+    """``python``, the public surt, entered in C (``_columns.ia_entry``) where the extension is
+    built: its common call (one str, the ia profile's cdx form) is keyed there by ``ia_plain``,
+    or by `_ia_key_full` where that declines, without a Python frame; every other call is
+    ``python``'s.  It carries ``python``'s name, docstring and signature (``__wrapped__``) for
+    help(), inspect and pickle, as `canonicalize`'s C entry does (core/canonical.py)."""
+    if os.environ.get("URLSAN_NO_EXTENSIONS"):
+        return python
+    try:
+        from ._columns import ia_entry
+    except ImportError:
+        return python
+    return cast(_Surt, update_wrapper(ia_entry(python, _ia_key_full), python))
+
+
+@_entered_in_c
 def surt(
     url: str | bytes,
     *,
@@ -251,26 +286,12 @@ def _plain_host(host: str) -> str | None:
     return ",".join(host.split(".")[::-1])
 
 
-# The short path: in C where urlsan.core._columns is built (its ia_plain follows the same
-# rules), else _ia_key_plain.
+# The short path: in C where urlsan.core._columns is built (its ia_plain takes every URL
+# _ia_key_plain takes, and more: escapes, dot segments, numeric hosts...), else _ia_key_plain.
 _short: Callable[[str], str | None] = _ia_key_plain
 if not os.environ.get("URLSAN_NO_EXTENSIONS"):
     with contextlib.suppress(ImportError):
         from ._columns import ia_plain as _short
-
-
-def _ia_key_full(url: str, with_scheme: bool) -> str:
-    """`ia_key` through every step of `_parse`, `_google`, `_ia` and `_key`."""
-    data = url.encode("utf-8", "surrogateescape")
-    if data.startswith(b"filedesc"):
-        return url
-    parsed = _parse(data)
-    if parsed is None:
-        return "-"
-    scheme, host, port, path, query = parsed
-    host, path, query = _google(host, path, query)
-    host, port, path, query = _ia(scheme, host, port, path, query)
-    return _key(scheme, host, port, path, query, with_scheme).decode("ascii", "surrogateescape")
 
 
 def ia_url(url: str | bytes, *, ia: bool = True) -> str:
