@@ -16,9 +16,11 @@ integers are JSON's (``-0`` too) and short enough for Python's ``int`` (at most 
 
 from __future__ import annotations
 
+import os
 import re
+from collections import Counter
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 _CHAR = rb'[^"\\\x00-\x1f\x80-\xff]'  # a string's byte that needs no escape, ASCII
 _STR = rb'"' + _CHAR + rb'*+"'
@@ -86,6 +88,94 @@ def split(lines: bytes) -> Block:
     if edits:
         columns[6] = _EDIT_TAIL.sub(b"", b"\n".join(edits)).split(b"\n")
     return Block(*columns)
+
+
+class Scan(NamedTuple):
+    """What `Scanner.scan` tells of a block of lines."""
+
+    lines: int
+    plain: int  # the plain records among them
+    nulls: int  # of those, the ones whose status is null
+    others: list[tuple[int, bytes]]  # (index, line without its line end) of the other lines
+    # (index, 0, action) and (index, 2, edits): an action or edits shape (`Block.edits`) not
+    # seen before in the log, where it first comes; by index, the action first at the same.
+    firsts: list[tuple[int, int, bytes]]
+    # Plain records by (minute, second, action), or by (minute, action) when not ``seconds``.
+    times: dict[tuple[bytes, ...], int]
+    minutes: dict[bytes, tuple[bytes, bytes]]  # minute: its earliest and latest `Block.time`
+
+
+class Totals(NamedTuple):
+    """The plain records counted by `Scanner.take`: keys as `Block` captures them."""
+
+    actions: dict[bytes, int]
+    hosts: dict[tuple[bytes, bytes], int]  # (origin, action)
+    clients: dict[tuple[bytes, bytes], int]  # (client, action)
+    edits: dict[bytes, int]
+
+
+class Scanning(Protocol):
+    """A log's plain records being counted: the compiled scanner (audit/_bulk.c), or
+    `Scanner` where it is not built."""
+
+    def scan(self, lines: bytes, seconds: bool, /) -> tuple[Any, ...]: ...
+
+    def take(self) -> tuple[Any, ...]: ...
+
+
+class Scanner:
+    """The plain records of one log, counted block by block: `split` and Counters (the
+    compiled scanner, audit/_bulk.c, returns the same for each call, in C)."""
+
+    def __init__(self) -> None:
+        self._counts: tuple[Counter[Any], ...] = (Counter(), Counter(), Counter(), Counter())
+
+    def scan(self, lines: bytes, seconds: bool, /) -> tuple[Any, ...]:
+        """``lines`` (whole lines, each with its ``\\n``) as a `Scan`; their plain records
+        counted for `take`.  ``seconds``: `Scan.times` by the second too."""
+        block = split(lines)
+        actions, hosts, clients, edits = self._counts
+        others = [(i, block.other[i]) for i in block.others]
+        firsts = [(block.action.index(a), 0, a) for a in set(block.action) - actions.keys() if a]
+        firsts += [(block.edits.index(e), 2, e) for e in set(block.edits) - edits.keys() if e]
+        firsts.sort()
+        plain = [i for i, m in enumerate(block.minute) if m]
+        times: Counter[tuple[bytes, ...]] = Counter()
+        minutes: dict[bytes, tuple[bytes, bytes]] = {}
+        for i in plain:
+            minute, time, action = block.minute[i], block.time[i], block.action[i]
+            times[(minute, block.second[i], action) if seconds else (minute, action)] += 1
+            lo, hi = minutes.get(minute, (time, time))
+            minutes[minute] = (min(lo, time), max(hi, time))
+            actions[action] += 1
+            edits[block.edits[i]] += 1
+            hosts[(block.origin[i], action)] += 1
+            clients[(block.client[i], action)] += 1
+        nulls = sum(block.status[i] == b"null" for i in plain)
+        return Scan(len(block.minute), len(plain), nulls, others, firsts, dict(times), minutes)
+
+    def take(self) -> tuple[Any, ...]:
+        """The plain records counted since the last call, as a `Totals`; counts start again at
+        0, the actions and edits shapes seen stay seen."""
+        totals = Totals(*({k: n for k, n in c.items() if n} for c in self._counts))
+        for counter in self._counts:
+            for key in counter:
+                counter[key] = 0
+        return totals
+
+
+def scanner() -> Scanning:
+    """The compiled scanner where it is built (and ``URLSAN_NO_EXTENSIONS`` is not set), else
+    `Scanner`."""
+    return (_compiled or Scanner)()
+
+
+_compiled: type[Scanning] | None = None
+if not os.environ.get("URLSAN_NO_EXTENSIONS"):
+    try:
+        from ._bulk import Scanner as _compiled
+    except ImportError:  # no compiler at install time: the regular expression does it
+        pass
 
 
 def origin(captured: bytes) -> tuple[str, str | None]:
