@@ -18,6 +18,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#define TIME 23 /* bytes of a time: 2026-11-22T04:00:07.250 */
+
 /* ---- byte classes */
 
 /* A string's byte that needs no escape and is ASCII: _CHAR of bulk.py. */
@@ -39,10 +41,23 @@ static inline cur lit(cur p, cur end, const char *s, size_t n) {
 }
 #define LIT(p, end, s) lit((p), (end), (s), sizeof(s) - 1)
 
-/* _STR: "..." of PLAIN bytes. */
+/* Whether any of the eight bytes of w is no PLAIN byte: below 0x20, above 0x7f, '"' or '\\'
+ * (the bit tricks of "Bit Twiddling Hacks", "Determine if a word has a byte less than n" and
+ * "... has a zero byte", applied to w and to w with '"' and '\\' taken out). */
+static inline uint64_t any_unplain(uint64_t w) {
+    const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+    uint64_t quote = w ^ (ones * '"'), slash = w ^ (ones * '\\');
+    return ((w - ones * 0x20) | (quote - ones) | (slash - ones) | w) & high;
+}
+
+/* _STR: "..." of PLAIN bytes; eight at a time while the line has that many left. */
 static inline cur str_(cur p, cur end) {
     if (p >= end || *p != '"') return NULL;
     p++;
+    for (uint64_t w; end - p >= 8; p += 8) {
+        memcpy(&w, p, 8);
+        if (any_unplain(w)) break;
+    }
     while (p < end && PLAIN[*p]) p++;
     if (p >= end || *p != '"') return NULL;
     return p + 1;
@@ -93,7 +108,7 @@ static cur time_(cur p, cur end, Record *r) {
         if (want == 'd' ? !is_digit(p + i) : want == '6' ? (p[i] < '0' || p[i] > '5') : p[i] != want)
             return NULL;
     }
-    r->time = span(p, p + 23);
+    r->time = span(p, p + TIME);
     r->minute = span(p, p + 16);
     r->second = span(p + 17, p + 19);
     return p + 24;
@@ -201,16 +216,17 @@ static int record_(cur p, cur end, Record *r, unsigned char *out, Span *shape) {
 
 typedef struct {
     uint64_t hash; /* 0: an empty slot */
-    char *key;     /* the parts, one after the other */
-    Py_ssize_t len[MAXKEY];
+    char *key;     /* the parts, one after the other (then, in the minutes' table, the
+                      earliest and the latest time of the minute) */
+    uint32_t len[MAXKEY];
     Py_ssize_t count;
-    char lo[23], hi[23]; /* the minutes' table: the earliest and latest time */
 } Entry;
 
 typedef struct {
     Entry *slots;
     size_t cap, used;
     int parts;
+    int times; /* the minutes' table: each key followed by two times */
 } Table;
 
 static uint64_t hash_parts(const Span *k, int parts) {
@@ -236,6 +252,7 @@ static int table_init(Table *t, int parts) {
     t->cap = 64;
     t->used = 0;
     t->parts = parts;
+    t->times = 0;
     t->slots = PyMem_Calloc(t->cap, sizeof(Entry));
     if (!t->slots) {
         PyErr_NoMemory();
@@ -274,7 +291,7 @@ static int table_grow(Table *t) {
 static int same_key(const Entry *e, const Span *k, int parts) {
     const char *at = e->key;
     for (int i = 0; i < parts; i++) {
-        if (e->len[i] != k[i].n || memcmp(at, k[i].p, (size_t)k[i].n) != 0) return 0;
+        if ((Py_ssize_t)e->len[i] != k[i].n || memcmp(at, k[i].p, (size_t)k[i].n) != 0) return 0;
         at += k[i].n;
     }
     return 1;
@@ -297,8 +314,14 @@ static Entry *table_get(Table *t, const Span *k, int *made) {
     }
     Entry *e = &t->slots[j];
     Py_ssize_t size = 0;
-    for (int i = 0; i < t->parts; i++) size += k[i].n;
-    e->key = PyMem_Malloc((size_t)size + 1);
+    for (int i = 0; i < t->parts; i++) {
+        if (k[i].n > (Py_ssize_t)UINT32_MAX) {
+            PyErr_SetString(PyExc_OverflowError, "a field longer than 4 GiB");
+            return NULL;
+        }
+        size += k[i].n;
+    }
+    e->key = PyMem_Malloc((size_t)size + (t->times ? 2 * TIME : 1));
     if (!e->key) {
         PyErr_NoMemory();
         return NULL;
@@ -306,7 +329,7 @@ static Entry *table_get(Table *t, const Span *k, int *made) {
     size = 0;
     for (int i = 0; i < t->parts; i++) {
         memcpy(e->key + size, k[i].p, (size_t)k[i].n);
-        e->len[i] = k[i].n;
+        e->len[i] = (uint32_t)k[i].n;
         size += k[i].n;
     }
     e->hash = h;
@@ -362,10 +385,11 @@ static PyObject *table_spans(Table *t) {
     for (size_t i = 0; i < t->cap; i++) {
         Entry *e = &t->slots[i];
         if (!e->hash) continue;
+        const char *lo = e->key + e->len[0];
         PyObject *key = entry_key(e, 1);
-        PyObject *value = key ? Py_BuildValue("(y#y#)", e->lo, (Py_ssize_t)23, e->hi,
-                                              (Py_ssize_t)23)
-                              : NULL;
+        PyObject *value =
+            key ? Py_BuildValue("(y#y#)", lo, (Py_ssize_t)TIME, lo + TIME, (Py_ssize_t)TIME)
+                : NULL;
         if (!value || PyDict_SetItem(out, key, value) < 0) {
             Py_XDECREF(key);
             Py_XDECREF(value);
@@ -447,8 +471,9 @@ static int count_record(Scanner *self, Block *b, Py_ssize_t i, const Record *r, 
     if (!(e = table_get(&b->times, when, &made))) return -1;
     e->count++;
     if (!(e = table_get(&b->minutes, &r->minute, &made))) return -1;
-    if (made || memcmp(r->time.p, e->lo, 23) < 0) memcpy(e->lo, r->time.p, 23);
-    if (made || memcmp(r->time.p, e->hi, 23) > 0) memcpy(e->hi, r->time.p, 23);
+    char *lo = e->key + e->len[0], *hi = lo + TIME;
+    if (made || memcmp(r->time.p, lo, TIME) < 0) memcpy(lo, r->time.p, TIME);
+    if (made || memcmp(r->time.p, hi, TIME) > 0) memcpy(hi, r->time.p, TIME);
     b->plain++;
     b->nulls += r->status_null;
     return 0;
@@ -501,6 +526,7 @@ static PyObject *scanner_scan(Scanner *self, PyObject *const *args, Py_ssize_t n
     PyObject *result = NULL, *times = NULL, *minutes = NULL;
     Py_ssize_t count = 0;
     if (table_init(&b.times, seconds ? 3 : 2) < 0 || table_init(&b.minutes, 1) < 0) goto done;
+    b.minutes.times = 1;
     if (!(b.others = PyList_New(0)) || !(b.firsts = PyList_New(0))) goto done;
     cur p = view.buf;
     if (scan_lines(self, &b, p, p + view.len, &count) < 0) goto done;

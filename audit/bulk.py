@@ -80,7 +80,7 @@ class Block(NamedTuple):
         return found
 
 
-def split(lines: bytes) -> Block:
+def split(lines: bytes | memoryview) -> Block:
     """``lines`` (whole lines, each with its ``\\n``) as a `Block`."""
     rows = _LINE.findall(lines)
     columns: list[Sequence[bytes]] = list(zip(*rows, strict=True)) if rows else [()] * 9
@@ -118,7 +118,7 @@ class Scanning(Protocol):
     """A log's plain records being counted: the compiled scanner (audit/_bulk.c), or
     `Scanner` where it is not built."""
 
-    def scan(self, lines: bytes, seconds: bool, /) -> tuple[Any, ...]: ...
+    def scan(self, lines: bytes | memoryview, seconds: bool, /) -> tuple[Any, ...]: ...
 
     def take(self) -> tuple[Any, ...]: ...
 
@@ -130,7 +130,7 @@ class Scanner:
     def __init__(self) -> None:
         self._counts: tuple[Counter[Any], ...] = (Counter(), Counter(), Counter(), Counter())
 
-    def scan(self, lines: bytes, seconds: bool, /) -> tuple[Any, ...]:
+    def scan(self, lines: bytes | memoryview, seconds: bool, /) -> tuple[Any, ...]:
         """``lines`` (whole lines, each with its ``\\n``) as a `Scan`; their plain records
         counted for `take`.  ``seconds``: `Scan.times` by the second too."""
         block = split(lines)

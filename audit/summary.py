@@ -23,12 +23,13 @@ that sent it (counted for the first `_MAX_DISTINCT` of each).
 
 from __future__ import annotations
 
+import io
 import json
 import math
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from ..core import taxonomy
 from ..core.policy import DEFAULT_PORTS
@@ -200,25 +201,42 @@ class Summary:
         order shows (the first of equal counts is listed first)."""
         self.sources.append(name)
         reading = _Reading(name)
-        rest: list[bytes] = []  # the start of a line longer than a block
         try:
-            while block := stream.read(_BLOCK):
-                end = block.rfind(b"\n") + 1
-                if not end:
-                    rest.append(block)
-                    continue
-                self._add_block(b"".join([*rest, block[:end]]) if rest else block[:end], reading)
-                rest = [block[end:]] if end < len(block) else []
-            if rest:  # a last line without its line end
-                reading.number += 1
+            if rest := self._read_blocks(cast(io.BufferedIOBase, stream), reading):
+                reading.number += 1  # a last line without its line end
                 self.lines += 1
-                self._line(b"".join(rest), reading)
+                self._line(rest, reading)
         finally:
             self._add_plain(reading)
         # Not an audit log: no record at all, or more lines that are not records than that are
         # (a binary file, another JSON Lines file, a HAR or access log given to the wrong command).
         if reading.foreign > reading.records:
             self.not_audit_logs.append((name, reading.number, reading.foreign, reading.records))
+
+    def _read_blocks(self, stream: io.BufferedIOBase, reading: _Reading) -> bytes:
+        """The whole lines of ``stream``, a buffer of them at a time, to `_add_block`; the start
+        of a line that is not whole yet kept at the front of the buffer for the next, the buffer
+        grown for a line longer than it.  Returns the last line when it has no line end.
+
+        One buffer, filled again and again (``readinto``): a new 8 MiB object for each block
+        would be fresh memory for the system to hand over, page by page, each time."""
+        buf = bytearray(_BLOCK)
+        kept = 0  # bytes at the front of buf: the start of a line
+        while True:
+            if kept == len(buf):  # a line longer than the buffer
+                buf.extend(bytes(len(buf)))
+            with memoryview(buf) as view:
+                with view[kept:] as free:
+                    n = stream.readinto(free)
+                if not n:
+                    return bytes(buf[:kept])
+                filled = kept + n
+                end = buf.rfind(b"\n", 0, filled) + 1
+                if end:
+                    with view[:end] as lines:
+                        self._add_block(lines, reading)
+                    buf[: filled - end] = buf[end:filled]  # as long: the buffer is not resized
+                kept = filled - end
 
     def _line(self, raw: bytes, reading: _Reading) -> None:
         """One line that is not a plain record, read by ``json.loads``."""
@@ -241,7 +259,7 @@ class Summary:
         reading.records += 1
         self.add(record)
 
-    def _add_block(self, lines: bytes, reading: _Reading) -> None:
+    def _add_block(self, lines: bytes | memoryview, reading: _Reading) -> None:
         """Whole lines: the plain records counted by the scanner, the others one by one, and
         the first appearance of an action or a rule where the lines put it.  The timeline is
         counted by the second while its slots are finer than a minute (they only grow)."""
