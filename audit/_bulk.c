@@ -24,11 +24,16 @@
 
 /* A string's byte that needs no escape and is ASCII: _CHAR of bulk.py. */
 static unsigned char PLAIN[256];
+/* The bytes after a backslash that make one of JSON's escapes but \\uXXXX (RFC 8259 §7). */
+static unsigned char ESCAPED[256];
+static unsigned char HEX[256];
 
 static void init_classes(void) {
     for (int c = 0x20; c < 0x80; c++) PLAIN[c] = 1;
     PLAIN['"'] = 0;
     PLAIN['\\'] = 0;
+    for (const char *c = "\"\\/bfnrt"; *c; c++) ESCAPED[(unsigned char)*c] = 1;
+    for (const char *c = "0123456789abcdefABCDEF"; *c; c++) HEX[(unsigned char)*c] = 1;
 }
 
 /* ---- the grammar of a plain record; each returns the end of what it read, or NULL */
@@ -63,10 +68,41 @@ static inline cur str_(cur p, cur end) {
     return p + 1;
 }
 
+/* _ANY: a string not captured, "..." of PLAIN bytes and JSON's escapes, which json.loads
+ * reads (a lone surrogate too); anything else after a backslash is no JSON. */
+static inline cur any_str_(cur p, cur end) {
+    if (p >= end || *p != '"') return NULL;
+    p++;
+    for (;;) {
+        for (uint64_t w; end - p >= 8; p += 8) {
+            memcpy(&w, p, 8);
+            if (any_unplain(w)) break;
+        }
+        while (p < end && PLAIN[*p]) p++;
+        if (p >= end) return NULL;
+        if (*p == '"') return p + 1;
+        if (*p != '\\' || end - p < 2) return NULL;
+        if (ESCAPED[p[1]]) {
+            p += 2;
+        } else if (p[1] == 'u' && end - p >= 6 && HEX[p[2]] && HEX[p[3]] && HEX[p[4]] &&
+                   HEX[p[5]]) {
+            p += 6;
+        } else {
+            return NULL;
+        }
+    }
+}
+
 /* null or _STR */
 static inline cur null_or_str(cur p, cur end) {
     cur q = LIT(p, end, "null");
     return q ? q : str_(p, end);
+}
+
+/* null or _ANY */
+static inline cur null_or_any(cur p, cur end) {
+    cur q = LIT(p, end, "null");
+    return q ? q : any_str_(p, end);
 }
 
 /* _INT: -?+(?:0|[1-9][0-9]{0,99}).  What follows is a literal that is no digit, so taking
@@ -134,11 +170,11 @@ static cur edit_(cur p, cur end, unsigned char **out) {
     rule = p;
     if (!(p = str_(p, end))) return NULL;
     q = p;
-    if (!(p = LIT(p, end, ",\"component\":")) || !(p = str_(p, end))) return NULL;
+    if (!(p = LIT(p, end, ",\"component\":")) || !(p = any_str_(p, end))) return NULL;
     if (!(p = LIT(p, end, ",\"start\":")) || !(p = int_(p, end))) return NULL;
     if (!(p = LIT(p, end, ",\"end\":")) || !(p = int_(p, end))) return NULL;
-    if (!(p = LIT(p, end, ",\"before\":")) || !(p = str_(p, end))) return NULL;
-    if (!(p = LIT(p, end, ",\"after\":")) || !(p = str_(p, end))) return NULL;
+    if (!(p = LIT(p, end, ",\"before\":")) || !(p = any_str_(p, end))) return NULL;
+    if (!(p = LIT(p, end, ",\"after\":")) || !(p = any_str_(p, end))) return NULL;
     if (!(p = LIT(p, end, "}"))) return NULL;
     memcpy(*out, "{\"rule\":", 8);
     memcpy(*out + 8, rule, (size_t)(q - rule));
@@ -173,8 +209,8 @@ static cur tail_(cur p, cur end, Record *r, unsigned char *out, Span *shape) {
     cur q;
     if ((q = LIT(p, end, ",\"edits_truncated\":")) && !(p = int_(q, end))) return NULL;
     if (!(p = LIT(p, end, ",\"findings\":[]"))) return NULL;
-    if ((q = LIT(p, end, ",\"reason\":")) && !(p = str_(q, end))) return NULL;
-    if ((q = LIT(p, end, ",\"rejected_by\":")) && !(p = str_(q, end))) return NULL;
+    if ((q = LIT(p, end, ",\"reason\":")) && !(p = any_str_(q, end))) return NULL;
+    if ((q = LIT(p, end, ",\"rejected_by\":")) && !(p = any_str_(q, end))) return NULL;
     if ((q = LIT(p, end, ",\"truncated\":true"))) p = q;
     if (!(p = LIT(p, end, ",\"status\":"))) return NULL;
     if ((q = LIT(p, end, "null"))) {
@@ -192,16 +228,16 @@ static int record_(cur p, cur end, Record *r, unsigned char *out, Span *shape) {
     r->status_null = 0;
     if (!(p = LIT(p, end, "{\"ts\":\"")) || !(p = time_(p, end, r))) return 0;
     if (!(p = LIT(p, end, "\",\"client\":\"")) || !(p = client_(p, end, r))) return 0;
-    if (!(p = LIT(p, end, ",\"method\":")) || !(p = str_(p, end))) return 0;
+    if (!(p = LIT(p, end, ",\"method\":")) || !(p = any_str_(p, end))) return 0;
     if (!(p = LIT(p, end, ",\"scheme\":"))) return 0;
     start = p;
     if (!(p = str_(p, end))) return 0;
     if (!(p = LIT(p, end, ",\"host\":")) || !(p = null_or_str(p, end))) return 0;
     r->origin = span(start, p);
-    if (!(p = LIT(p, end, ",\"http_version\":")) || !(p = str_(p, end))) return 0;
-    if ((q = LIT(p, end, ",\"profile\":")) && !(p = str_(q, end))) return 0;
-    if (!(p = LIT(p, end, ",\"before\":")) || !(p = str_(p, end))) return 0;
-    if (!(p = LIT(p, end, ",\"after\":")) || !(p = null_or_str(p, end))) return 0;
+    if (!(p = LIT(p, end, ",\"http_version\":")) || !(p = any_str_(p, end))) return 0;
+    if ((q = LIT(p, end, ",\"profile\":")) && !(p = any_str_(q, end))) return 0;
+    if (!(p = LIT(p, end, ",\"before\":")) || !(p = any_str_(p, end))) return 0;
+    if (!(p = LIT(p, end, ",\"after\":")) || !(p = null_or_any(p, end))) return 0;
     if (!(p = LIT(p, end, ",\"action\":"))) return 0;
     start = p;
     if (!(p = str_(p, end))) return 0;

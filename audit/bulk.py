@@ -10,8 +10,17 @@ not match (findings, escapes, another writer's key order, a malformed line) is l
 
 Why every line `_LINE` matches is one that ``json.loads`` reads to the same values: the shape is
 JSON's own grammar narrowed (no white space, fixed keys in a fixed order, so no key twice);
-strings hold no ``"``, ``\\``, control or non-ASCII byte, so their bytes are their text;
-integers are JSON's (``-0`` too) and short enough for Python's ``int`` (at most 100 digits).
+the strings captured hold no ``"``, ``\\``, control or non-ASCII byte, so their bytes are their
+text; the strings not captured (the targets, the method, an edit's text: the report does not
+show them) may also hold JSON's escapes (RFC 8259 §7: ``\\"``, ``\\\\``, ``\\/``, ``\\b``,
+``\\f``, ``\\n``, ``\\r``, ``\\t``, ``\\u`` and four hex digits, which ``json.loads`` reads,
+a lone surrogate too), the way the writer escapes a quote or a non-ASCII character
+(``ensure_ascii``); integers are JSON's (``-0`` too) and short enough for Python's ``int`` (at
+most 100 digits).
+
+The compiled scanner (audit/_bulk.c) does the same match and counting in C where it is built
+(`scanner`); `Scanner` is the way without it, and tests/audit/test_bulk_scanner.py holds the two
+to the same results.
 """
 
 from __future__ import annotations
@@ -24,10 +33,12 @@ from typing import Any, NamedTuple, Protocol
 
 _CHAR = rb'[^"\\\x00-\x1f\x80-\xff]'  # a string's byte that needs no escape, ASCII
 _STR = rb'"' + _CHAR + rb'*+"'
+# A string not captured: escapes too (RFC 8259 §7), any json.loads reads.
+_ANY = rb'"(?:' + _CHAR + rb'++|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*+"'
 _INT = rb"-?+(?:0|[1-9][0-9]{0,99})"  # int() refuses more than 4,300 digits
 _EDIT = (
-    rb'\{"rule":' + _STR + rb',"component":' + _STR + rb',"start":' + _INT + rb',"end":' + _INT
-    + rb',"before":' + _STR + rb',"after":' + _STR + rb"\}"
+    rb'\{"rule":' + _STR + rb',"component":' + _ANY + rb',"start":' + _INT + rb',"end":' + _INT
+    + rb',"before":' + _ANY + rb',"after":' + _ANY + rb"\}"
 )  # fmt: skip
 # The record `encode_record` writes without findings (and the one `encode_json` writes for a
 # rejected target: reason, rejected_by, truncated).  The captures: the time (`record.rfc3339`),
@@ -38,19 +49,19 @@ _EDIT = (
 _RECORD = (
     rb'\{"ts":"(([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}):([0-5][0-9])\.[0-9]{3})Z"'
     rb',"client":"([^"\\\x00-\x1f\x80-\xff:\[]++)(?::[^"\\\x00-\x1f\x80-\xff:]*+)?+"'
-    rb',"method":' + _STR + rb',"scheme":(' + _STR + rb',"host":(?:null|' + _STR + rb"))"
-    rb',"http_version":' + _STR + rb'(?:,"profile":' + _STR + rb")?+"
-    rb',"before":' + _STR + rb',"after":(?:null|' + _STR + rb'),"action":(' + _STR + rb")"
+    rb',"method":' + _ANY + rb',"scheme":(' + _STR + rb',"host":(?:null|' + _STR + rb"))"
+    rb',"http_version":' + _ANY + rb'(?:,"profile":' + _ANY + rb")?+"
+    rb',"before":' + _ANY + rb',"after":(?:null|' + _ANY + rb'),"action":(' + _STR + rb")"
     rb',"edits":(\[(?:' + _EDIT + rb"(?:," + _EDIT + rb")*+)?+\])"
     rb'(?:,"edits_truncated":' + _INT + rb')?+,"findings":\[\]'
-    rb'(?:,"reason":' + _STR + rb')?+(?:,"rejected_by":' + _STR + rb')?+(?:,"truncated":true)?+'
+    rb'(?:,"reason":' + _ANY + rb')?+(?:,"rejected_by":' + _ANY + rb')?+(?:,"truncated":true)?+'
     rb',"status":(null|' + _INT + rb")\}"
 )  # fmt: skip
 # One line of a block: a plain record, or any other line (the last group).
 _LINE = re.compile(rb"(?:" + _RECORD + rb"|([^\n]*+))\n")
 # What an edit holds besides its rule: the edits of plain records without it are few shapes.
 _EDIT_TAIL = re.compile(
-    rb',"component":"[^"]*","start":[^,]*,"end":[^,]*,"before":"[^"]*","after":"[^"]*"'
+    rb',"component":' + _ANY + rb',"start":[^,]*,"end":[^,]*,"before":' + _ANY + rb',"after":' + _ANY
 )
 _RULE = re.compile(rb'"rule":"([^"]*)"')
 

@@ -27,7 +27,8 @@ RECORD = {
     "edits_truncated": 3, "findings": [], "reason": "r", "rejected_by": "limit",
     "truncated": True, "status": 200,
 }  # fmt: skip
-STRINGS = ["", "a", "x" * 5000, "é", "\x00", "\x1f", "\x7f", 'q"', "b\\", "a:b", "[::1]", "\n"]
+STRINGS = ["", "a", "x" * 5000, "é", "\x00", "\x1f", "\x7f", 'q"', "b\\", "a:b", "[::1]", "\n",
+           "\ud800", "/\t\x08\x0c\r", "😀"]  # fmt: skip
 INTS = [0, -0, -1, 7, 10**98, 10**99, 10**100, -(10**99), 2**63]
 
 
@@ -60,7 +61,7 @@ def lines(draw: Any) -> bytes:
     how = draw(st.integers(0, 8))
     if how >= 6 and line:
         at = draw(st.integers(0, len(line) - 1))
-        byte = bytes([draw(st.one_of(st.sampled_from(b'"\\:,{}[]0-n\x00\xff\r'), st.integers(0, 255)))])  # fmt: skip
+        byte = bytes([draw(st.one_of(st.sampled_from(b'"\\:,{}[]0-nu\x00\xff\r'), st.integers(0, 255)))])  # fmt: skip
         line = (line[:at] + byte + line[at + 1 :], line[:at] + line[at + 1 :],
                 line[:at] + byte + line[at:])[how - 6]  # fmt: skip
     line = line.replace(b"\n", b"")
@@ -81,6 +82,11 @@ def scan_all(scanner: Any, blocks: list[bytes], seconds: bool) -> list[Any]:
 def test_compiled_scans_as_the_regex_does(blocks: list[bytes], seconds: bool) -> None:
     assert bulk._compiled is not None
     assert scan_all(bulk._compiled(), blocks, seconds) == scan_all(bulk.Scanner(), blocks, seconds)
+    for block in blocks:  # and a line taken as plain is one json.loads reads, without findings
+        others = {i for i, _ in bulk.Scan._make(bulk.scanner().scan(block, seconds)).others}
+        for i, line in enumerate(block.split(b"\n")[:-1]):  # whole lines
+            if i not in others:
+                assert json.loads(line)["findings"] == []
 
 
 @pytest.mark.parametrize(
@@ -97,6 +103,14 @@ def test_compiled_scans_as_the_regex_does(blocks: list[bytes], seconds: bool) ->
         (encode_record(RECORD) + "\n").encode().replace(b'"status":200', b'"status":-0'),
         (encode_record(RECORD) + "\n").encode().replace(b'"status":200', b'"status":0200'),
         (encode_record(RECORD) + "\n").encode().replace(b'"status":200', b'"status":-'),
+        *(
+            (encode_record(RECORD) + "\n").encode().replace(b'"before":"/A"', b'"before":"' + s + b'"')
+            for s in (b"\\x", b"\\u12G4", b"\\u12", b"\\/", b"\\", b"\\\\", b"\\u00e9\\uD800",
+                      b"\\U00e9", b"\xc3\xa9", b"\\\"")
+        ),
+        (encode_record(RECORD) + "\n").encode().replace(b'"host":"a.test"', b'"host":"\\u0061"'),
+        (encode_record(RECORD) + "\n").encode().replace(b'"action":"rewritten"', b'"action":"a\\/"'),
+        (encode_record(RECORD) + "\n").encode().replace(b'"rule":"lowercase-host"', b'"rule":"\\n"'),
     ],
 )
 def test_edges(data: bytes) -> None:
