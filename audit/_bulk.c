@@ -261,6 +261,8 @@ typedef struct {
 typedef struct {
     Entry *slots;
     size_t cap, used;
+    size_t last; /* the slot of the last key got, tried first (cap: none): records in a row
+                    share their action, minute and often their edits */
     int parts;
     int times; /* the minutes' table: each key followed by two times */
 } Table;
@@ -287,6 +289,7 @@ static uint64_t hash_parts(const Span *k, int parts) {
 static int table_init(Table *t, int parts) {
     t->cap = 64;
     t->used = 0;
+    t->last = t->cap;
     t->parts = parts;
     t->times = 0;
     t->slots = PyMem_Calloc(t->cap, sizeof(Entry));
@@ -320,7 +323,7 @@ static int table_grow(Table *t) {
     }
     PyMem_Free(t->slots);
     t->slots = slots;
-    t->cap = cap;
+    t->cap = t->last = cap;
     return 0;
 }
 
@@ -335,13 +338,17 @@ static int same_key(const Entry *e, const Span *k, int parts) {
 
 /* The entry of key k, made (count 0) if there is none: *made says so.  NULL: no memory. */
 static Entry *table_get(Table *t, const Span *k, int *made) {
+    *made = 0;
+    if (t->last < t->cap && same_key(&t->slots[t->last], k, t->parts)) return &t->slots[t->last];
     uint64_t h = hash_parts(k, t->parts);
     size_t j = (size_t)h & (t->cap - 1);
-    *made = 0;
     for (;; j = (j + 1) & (t->cap - 1)) {
         Entry *e = &t->slots[j];
         if (!e->hash) break;
-        if (e->hash == h && same_key(e, k, t->parts)) return e;
+        if (e->hash == h && same_key(e, k, t->parts)) {
+            t->last = j;
+            return e;
+        }
     }
     if ((t->used + 1) * 2 > t->cap) {
         if (table_grow(t) < 0) return NULL;
@@ -371,6 +378,7 @@ static Entry *table_get(Table *t, const Span *k, int *made) {
     e->hash = h;
     e->count = 0;
     t->used++;
+    t->last = j;
     *made = 1;
     return e;
 }

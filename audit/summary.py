@@ -192,6 +192,8 @@ class Summary:
     last: datetime | None = None
     # Inputs that are not audit logs: (name, lines, lines that are not records, records).
     not_audit_logs: list[tuple[str, int, int, int]] = field(default_factory=list)
+    # The rules each edit's "rule" names (`rule_names`), as seen: few, and each seen often.
+    _names: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False, compare=False)
 
     def read(self, stream: IO[bytes], name: str) -> None:
         """Add every record of the log ``stream`` (binary), called ``name`` in messages.
@@ -345,12 +347,18 @@ class Summary:
         self.clients.setdefault(_client_address(record.get("client")), Tally()).add(action)
 
         edits = record.get("edits")
-        if isinstance(edits, list):
-            fired = [e.get("rule") for e in edits if isinstance(e, dict)]
-            # An edit core folded names each of its rules ("a+b"): each counts.
-            fired_text = [n for r in fired if isinstance(r, str) for n in rule_names(r)]
-            self.edits.update(fired_text)
-            self.rules.update(set(fired_text))
+        if isinstance(edits, list) and edits:
+            fired: list[str] = []
+            for edit in edits:
+                if isinstance(edit, dict) and isinstance(rule := edit.get("rule"), str):
+                    # An edit core folded names each of its rules ("a+b"): each counts.
+                    names = self._names.get(rule)
+                    if names is None:
+                        names = self._names[rule] = rule_names(rule)
+                    fired += names
+            if fired:
+                self.edits.update(fired)
+                self.rules.update(set(fired))
         findings = record.get("findings")
         if isinstance(findings, list) and findings:
             self._add_findings(record, findings, host)
