@@ -1,5 +1,6 @@
 """The optional compiled twin of core/driver.py (core/compiled.py), the Arrow column loop
-(core/_columns.c) and the audit log scanner (audit/_bulk.c), and README.md as the package index shows it; all else is in pyproject.toml.
+(core/_columns.c) and the audit log scanner (audit/_bulk.c), and README.md as the package index
+shows it; all else is in pyproject.toml.
 
 The twin is left out when there is no C compiler or ``URLSAN_NO_EXTENSIONS`` is set: the
 pure-Python driver then does all the work (and ``urlsan --version`` says so).  ``optional=True``

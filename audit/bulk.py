@@ -25,6 +25,7 @@ to the same results.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections import Counter
@@ -61,8 +62,9 @@ _RECORD = (
 _LINE = re.compile(rb"(?:" + _RECORD + rb"|([^\n]*+))\n")
 # What an edit holds besides its rule: the edits of plain records without it are few shapes.
 _EDIT_TAIL = re.compile(
-    rb',"component":' + _ANY + rb',"start":[^,]*,"end":[^,]*,"before":' + _ANY + rb',"after":' + _ANY
-)
+    rb',"component":' + _ANY + rb',"start":[^,]*,"end":[^,]*'
+    rb',"before":' + _ANY + rb',"after":' + _ANY
+)  # fmt: skip
 _RULE = re.compile(rb'"rule":"([^"]*)"')
 
 
@@ -183,10 +185,9 @@ def scanner() -> Scanning:
 
 _compiled: type[Scanning] | None = None
 if not os.environ.get("URLSAN_NO_EXTENSIONS"):
-    try:
+    # No compiler at install time: no module, and the regular expression does it.
+    with contextlib.suppress(ImportError):
         from ._bulk import Scanner as _compiled
-    except ImportError:  # no compiler at install time: the regular expression does it
-        pass
 
 
 def origin(captured: bytes) -> tuple[str, str | None]:

@@ -29,6 +29,10 @@ RECORD = {
 }  # fmt: skip
 STRINGS = ["", "a", "x" * 5000, "é", "\x00", "\x1f", "\x7f", 'q"', "b\\", "a:b", "[::1]", "\n",
            "\ud800", "/\t\x08\x0c\r", "😀"]  # fmt: skip
+TIMES = ["2026-11-22T04:59:59.999Z", "2026-02-30T00:61:00.000Z", "2026-11-22T04:60:00.000Z",
+         "9999-99-99T99:99:59.000Z"]  # fmt: skip
+CLIENTS = ["10.0.0.2", "::1", "[::1]:80", "a:", ":1", "a:b:c", "a:[", "10.0.0.1:5" * 300]
+EDGE_BYTES = b'"\\:,{}[]0-nu\x00\xff\r'
 INTS = [0, -0, -1, 7, 10**98, 10**99, 10**100, -(10**99), 2**63]
 
 
@@ -42,11 +46,9 @@ def records(draw: Any) -> bytes:
         elif draw(st.booleans()):
             record[key] = draw(st.one_of(st.sampled_from(STRINGS + INTS), st.none()))
     if draw(st.integers(0, 3)) == 3:
-        record["ts"] = draw(st.sampled_from(["2026-11-22T04:59:59.999Z", "2026-02-30T00:61:00.000Z",
-                                             "2026-11-22T04:60:00.000Z", "9999-99-99T99:99:59.000Z"]))  # fmt: skip
+        record["ts"] = draw(st.sampled_from(TIMES))
     if draw(st.integers(0, 3)) == 3:
-        record["client"] = draw(st.sampled_from(["10.0.0.2", "::1", "[::1]:80", "a:", ":1", "a:b:c",
-                                                 "a:[", "10.0.0.1:5" * 300]))  # fmt: skip
+        record["client"] = draw(st.sampled_from(CLIENTS))
     if draw(st.integers(0, 2)) == 2:
         edit = {**EDIT, draw(st.sampled_from(sorted(EDIT))): draw(st.sampled_from(STRINGS + INTS))}
         record["edits"] = draw(st.lists(st.sampled_from([EDIT, edit]), max_size=3))
@@ -61,7 +63,7 @@ def lines(draw: Any) -> bytes:
     how = draw(st.integers(0, 8))
     if how >= 6 and line:
         at = draw(st.integers(0, len(line) - 1))
-        byte = bytes([draw(st.one_of(st.sampled_from(b'"\\:,{}[]0-nu\x00\xff\r'), st.integers(0, 255)))])  # fmt: skip
+        byte = bytes([draw(st.one_of(st.sampled_from(EDGE_BYTES), st.integers(0, 255)))])
         line = (line[:at] + byte + line[at + 1 :], line[:at] + line[at + 1 :],
                 line[:at] + byte + line[at:])[how - 6]  # fmt: skip
     line = line.replace(b"\n", b"")
@@ -89,28 +91,29 @@ def test_compiled_scans_as_the_regex_does(blocks: list[bytes], seconds: bool) ->
                 assert json.loads(line)["findings"] == []
 
 
+LINE = (encode_record(RECORD) + "\n").encode()
+ESCAPES = (b"\\x", b"\\u12G4", b"\\u12", b"\\/", b"\\", b"\\\\", b"\\u00e9\\uD800", b"\\U00e9",
+           b"\xc3\xa9", b'\\"')  # fmt: skip
+
+
 @pytest.mark.parametrize(
     "data",
     [
         b"",
         b"\n",
         b"no line end",  # not a whole line: left out, as findall leaves it
-        (encode_record(RECORD) + "\n").encode() + b'{"ts":"2026',
-        (encode_record(RECORD) + "\n").encode() * 3,
+        LINE + b'{"ts":"2026',
+        LINE * 3,
         (encode_record({**RECORD, "status": None, "host": None, "after": None}) + "\n").encode(),
         (encode_record({**RECORD, "status": int("9" * 100)}) + "\n").encode(),
         (encode_record({**RECORD, "status": int("9" * 101)}) + "\n").encode(),
-        (encode_record(RECORD) + "\n").encode().replace(b'"status":200', b'"status":-0'),
-        (encode_record(RECORD) + "\n").encode().replace(b'"status":200', b'"status":0200'),
-        (encode_record(RECORD) + "\n").encode().replace(b'"status":200', b'"status":-'),
-        *(
-            (encode_record(RECORD) + "\n").encode().replace(b'"before":"/A"', b'"before":"' + s + b'"')
-            for s in (b"\\x", b"\\u12G4", b"\\u12", b"\\/", b"\\", b"\\\\", b"\\u00e9\\uD800",
-                      b"\\U00e9", b"\xc3\xa9", b"\\\"")
-        ),
-        (encode_record(RECORD) + "\n").encode().replace(b'"host":"a.test"', b'"host":"\\u0061"'),
-        (encode_record(RECORD) + "\n").encode().replace(b'"action":"rewritten"', b'"action":"a\\/"'),
-        (encode_record(RECORD) + "\n").encode().replace(b'"rule":"lowercase-host"', b'"rule":"\\n"'),
+        LINE.replace(b'"status":200', b'"status":-0'),
+        LINE.replace(b'"status":200', b'"status":0200'),
+        LINE.replace(b'"status":200', b'"status":-'),
+        *(LINE.replace(b'"before":"/A"', b'"before":"' + s + b'"') for s in ESCAPES),
+        LINE.replace(b'"host":"a.test"', b'"host":"\\u0061"'),
+        LINE.replace(b'"action":"rewritten"', b'"action":"a\\/"'),
+        LINE.replace(b'"rule":"lowercase-host"', b'"rule":"\\n"'),
     ],
 )
 def test_edges(data: bytes) -> None:
@@ -122,8 +125,7 @@ def test_edges(data: bytes) -> None:
 
 def test_plain_records_are_found() -> None:
     """The generated records are plain often enough for the comparison to mean something."""
-    line = (encode_record(RECORD) + "\n").encode()
-    scan = bulk.Scan._make(bulk.scanner().scan(line * 2, False))
+    scan = bulk.Scan._make(bulk.scanner().scan(LINE * 2, False))
     assert (scan.lines, scan.plain, scan.others) == (2, 2, [])
-    assert scan.firsts == [(0, 0, b'"rewritten"'),
-                           (0, 2, b'[{"rule":"lowercase-host"},{"rule":"lowercase-host"}]')]  # fmt: skip
+    shape = b'[{"rule":"lowercase-host"},{"rule":"lowercase-host"}]'
+    assert scan.firsts == [(0, 0, b'"rewritten"'), (0, 2, shape)]
