@@ -1,12 +1,12 @@
 """The plain records of an audit log, read by the block instead of by the line.
 
 Most records of a log are alike: written by `urlsan.audit.record.encode_record`, no findings,
-no servers reading the target otherwise, strings of printable ASCII without escapes.  One regular
-expression (`_LINE`) matches such a record whole, in the exact shape the writer gives it, and
-captures the few fields `urlsan report` counts; ``findall`` runs it over a block of thousands of
-lines in one call, and the counting is done on the columns it returns (`Block`).  A line it does
-not match (findings, escapes, another writer's key order, a malformed line) is left to
-``json.loads``, as before: both ways count a line the same (tests/audit/test_report_bulk.py).
+no servers reading the target otherwise, ASCII.  One regular expression (`_LINE`) matches such a
+record whole, in the exact shape the writer gives it, and captures the few fields `urlsan report`
+counts; ``findall`` runs it over a block of thousands of lines in one call, and `Scanner` counts
+the columns it returns (`Block`).  A line it does not match (findings, another writer's key
+order, an escape in a field the report counts, a malformed line) is left to ``json.loads``, as
+before: both ways count a line the same (tests/audit/test_report_bulk.py).
 
 Why every line `_LINE` matches is one that ``json.loads`` reads to the same values: the shape is
 JSON's own grammar narrowed (no white space, fixed keys in a fixed order, so no key twice);

@@ -194,6 +194,9 @@ class Summary:
     not_audit_logs: list[tuple[str, int, int, int]] = field(default_factory=list)
     # The rules each edit's "rule" names (`rule_names`), as seen: few, and each seen often.
     _names: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False, compare=False)
+    # `first` and `last` in whole seconds since the epoch, for `_widen`.
+    _first_second: int = field(default=0, repr=False, compare=False)
+    _last_second: int = field(default=0, repr=False, compare=False)
 
     def read(self, stream: IO[bytes], name: str) -> None:
         """Add every record of the log ``stream`` (binary), called ``name`` in messages.
@@ -304,7 +307,7 @@ class Summary:
         for stamp in (first, last):
             ts = parse_time(stamp.decode("ascii") + "Z")
             assert ts is not None
-            self._widen(ts)
+            self._widen(ts, math.floor(ts.timestamp()))
         for key, n in scan.times.items():
             start = starts.get(key[0])
             if start is not None:
@@ -368,18 +371,21 @@ class Summary:
 
         ts = parse_time(record.get("ts"))
         if ts is not None:
-            self._widen(ts)
             second = math.floor(ts.timestamp())
+            self._widen(ts, second)
             self.slots.setdefault(second // self.resolution, Tally()).add(action)
 
-    def _widen(self, ts: datetime) -> None:
-        """The time range with ``ts`` in it, the slots coarsened if it grew."""
+    def _widen(self, ts: datetime, second: int) -> None:
+        """The time range with ``ts`` (``second``: its whole seconds since the epoch) in it, the
+        slots coarsened if it grew past what they can draw (`_coarsen`'s test, without its
+        call: the span only grows, and most records widen it)."""
         wider = False
         if self.first is None or ts < self.first:
-            self.first, wider = ts, True
+            self.first, self._first_second, wider = ts, second, True
         if self.last is None or ts > self.last:
-            self.last, wider = ts, True
-        if wider and self.resolution < _MAX_RESOLUTION:
+            self.last, self._last_second, wider = ts, second, True
+        span = self._last_second - self._first_second
+        if wider and self.resolution < _MAX_RESOLUTION and span >= _MAX_COLUMNS * self.resolution:
             self._coarsen()
 
     def _add_backends(self, record: dict[str, Any], readings: list[Any], action: str) -> None:
