@@ -30,12 +30,13 @@ import os
 import re
 from collections import Counter
 from collections.abc import Sequence
+from itertools import compress
 from typing import Any, NamedTuple, Protocol
 
 _CHAR = rb'[^"\\\x00-\x1f\x80-\xff]'  # a string's byte that needs no escape, ASCII
 _STR = rb'"' + _CHAR + rb'*+"'
 # A string not captured: escapes too (RFC 8259 §7), any json.loads reads.
-_ANY = rb'"(?:' + _CHAR + rb'++|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*+"'
+_ANY = rb'"' + _CHAR + rb'*+(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})' + _CHAR + rb'*+)*+"'
 _INT = rb"-?+(?:0|[1-9][0-9]{0,99})"  # int() refuses more than 4,300 digits
 _EDIT = (
     rb'\{"rule":' + _STR + rb',"component":' + _ANY + rb',"start":' + _INT + rb',"end":' + _INT
@@ -152,20 +153,21 @@ class Scanner:
         firsts = [(block.action.index(a), 0, a) for a in set(block.action) - actions.keys() if a]
         firsts += [(block.edits.index(e), 2, e) for e in set(block.edits) - edits.keys() if e]
         firsts.sort()
-        plain = [i for i, m in enumerate(block.minute) if m]
-        times: Counter[tuple[bytes, ...]] = Counter()
-        minutes: dict[bytes, tuple[bytes, bytes]] = {}
-        for i in plain:
-            minute, time, action = block.minute[i], block.time[i], block.action[i]
-            times[(minute, block.second[i], action) if seconds else (minute, action)] += 1
-            lo, hi = minutes.get(minute, (time, time))
-            minutes[minute] = (min(lo, time), max(hi, time))
-            actions[action] += 1
-            edits[block.edits[i]] += 1
-            hosts[(block.origin[i], action)] += 1
-            clients[(block.client[i], action)] += 1
-        nulls = sum(block.status[i] == b"null" for i in plain)
-        return Scan(len(block.minute), len(plain), nulls, others, firsts, dict(times), minutes)
+        # Column by column, each a loop in C (the other lines' items are b"": left out).
+        keep = list(map(bool, block.minute))
+        action = block.action
+        actions.update(filter(None, action))
+        edits.update(filter(None, block.edits))
+        hosts.update(compress(zip(block.origin, action, strict=True), keep))
+        clients.update(compress(zip(block.client, action, strict=True), keep))
+        when = zip(block.minute, block.second, action) if seconds else zip(block.minute, action)
+        times = Counter(compress(when, keep))
+        stamps = sorted(compress(zip(block.minute, block.time, strict=True), keep))
+        latest = dict(stamps)  # the last of each minute's times, in order, is its latest
+        minutes = {m: (t, latest[m]) for m, t in reversed(stamps)}
+        plain = len(stamps)
+        nulls = block.status.count(b"null")
+        return Scan(len(block.minute), plain, nulls, others, firsts, dict(times), minutes)
 
     def take(self) -> tuple[Any, ...]:
         """The plain records counted since the last call, as a `Totals`; counts start again at
