@@ -160,8 +160,8 @@ class Scanner:
         edits.update(filter(None, block.edits))
         hosts.update(compress(zip(block.origin, action, strict=True), keep))
         clients.update(compress(zip(block.client, action, strict=True), keep))
-        when = zip(block.minute, block.second, action) if seconds else zip(block.minute, action)
-        times = Counter(compress(when, keep))
+        when = (block.minute, block.second, action) if seconds else (block.minute, action)
+        times = Counter(compress(zip(*when, strict=True), keep))
         stamps = sorted(compress(zip(block.minute, block.time, strict=True), keep))
         latest = dict(stamps)  # the last of each minute's times, in order, is its latest
         minutes = {m: (t, latest[m]) for m, t in reversed(stamps)}
