@@ -1,5 +1,6 @@
-"""The optional compiled twin of core/driver.py (core/compiled.py) and the Arrow column loop
-(core/_columns.c), and README.md as the package index shows it; all else is in pyproject.toml.
+"""The optional compiled twin of core/driver.py (core/compiled.py), the Arrow column loop
+(core/_columns.c) and the audit log scanner (audit/_bulk.c), and README.md as the package index
+shows it; all else is in pyproject.toml.
 
 The twin is left out when there is no C compiler or ``URLSAN_NO_EXTENSIONS`` is set: the
 pure-Python driver then does all the work (and ``urlsan --version`` says so).  ``optional=True``
@@ -53,9 +54,12 @@ twin = Extension(
 arrow_loop = Extension(
     "urlsan.core._columns", ["core/_columns.c"], depends=["core/_twin.h"], optional=not required
 )
+# The plain records of an audit log matched and counted in C (audit/bulk.py), optional like
+# the twin: without it, `urlsan report` matches them with a regular expression.
+report_scanner = Extension("urlsan.audit._bulk", ["audit/_bulk.c"], optional=not required)
 skip = not required and (os.environ.get("URLSAN_NO_EXTENSIONS") or not have_compiler())
 setup(
-    ext_modules=[] if skip else [twin, arrow_loop],
+    ext_modules=[] if skip else [twin, arrow_loop, report_scanner],
     long_description=index_readme(),
     long_description_content_type="text/markdown",
 )

@@ -1,31 +1,46 @@
 """The plain records of an audit log, read by the block instead of by the line.
 
 Most records of a log are alike: written by `urlsan.audit.record.encode_record`, no findings,
-no servers reading the target otherwise, strings of printable ASCII without escapes.  One regular
-expression (`_LINE`) matches such a record whole, in the exact shape the writer gives it, and
-captures the few fields `urlsan report` counts; ``findall`` runs it over a block of thousands of
-lines in one call, and the counting is done on the columns it returns (`Block`).  A line it does
-not match (findings, escapes, another writer's key order, a malformed line) is left to
-``json.loads``, as before: both ways count a line the same (tests/audit/test_report_bulk.py).
+no servers reading the target otherwise, ASCII.  One regular expression (`_LINE`) matches such a
+record whole, in the exact shape the writer gives it, and captures the few fields `urlsan report`
+counts; ``findall`` runs it over a block of thousands of lines in one call, and `Scanner` counts
+the columns it returns (`Block`).  A line it does not match (findings, another writer's key
+order, an escape in a field the report counts, a malformed line) is left to ``json.loads``, as
+before: both ways count a line the same (tests/audit/test_report_bulk.py).
 
 Why every line `_LINE` matches is one that ``json.loads`` reads to the same values: the shape is
 JSON's own grammar narrowed (no white space, fixed keys in a fixed order, so no key twice);
-strings hold no ``"``, ``\\``, control or non-ASCII byte, so their bytes are their text;
-integers are JSON's (``-0`` too) and short enough for Python's ``int`` (at most 100 digits).
+the strings captured hold no ``"``, ``\\``, control or non-ASCII byte, so their bytes are their
+text; the strings not captured (the targets, the method, an edit's text: the report does not
+show them) may also hold JSON's escapes (RFC 8259 §7: ``\\"``, ``\\\\``, ``\\/``, ``\\b``,
+``\\f``, ``\\n``, ``\\r``, ``\\t``, ``\\u`` and four hex digits, which ``json.loads`` reads,
+a lone surrogate too), the way the writer escapes a quote or a non-ASCII character
+(``ensure_ascii``); integers are JSON's (``-0`` too) and short enough for Python's ``int`` (at
+most 100 digits).
+
+The compiled scanner (audit/_bulk.c) does the same match and counting in C where it is built
+(`scanner`); `Scanner` is the way without it, and tests/audit/test_bulk_scanner.py holds the two
+to the same results.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+from collections import Counter
 from collections.abc import Sequence
-from typing import NamedTuple
+from itertools import compress
+from typing import Any, NamedTuple, Protocol
 
 _CHAR = rb'[^"\\\x00-\x1f\x80-\xff]'  # a string's byte that needs no escape, ASCII
 _STR = rb'"' + _CHAR + rb'*+"'
+# A string not captured: escapes too (RFC 8259 §7), any json.loads reads.
+_ANY = rb'"' + _CHAR + rb'*+(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})' + _CHAR + rb'*+)*+"'
 _INT = rb"-?+(?:0|[1-9][0-9]{0,99})"  # int() refuses more than 4,300 digits
 _EDIT = (
-    rb'\{"rule":' + _STR + rb',"component":' + _STR + rb',"start":' + _INT + rb',"end":' + _INT
-    + rb',"before":' + _STR + rb',"after":' + _STR + rb"\}"
+    rb'\{"rule":' + _STR + rb',"component":' + _ANY + rb',"start":' + _INT + rb',"end":' + _INT
+    + rb',"before":' + _ANY + rb',"after":' + _ANY + rb"\}"
 )  # fmt: skip
 # The record `encode_record` writes without findings (and the one `encode_json` writes for a
 # rejected target: reason, rejected_by, truncated).  The captures: the time (`record.rfc3339`),
@@ -36,20 +51,21 @@ _EDIT = (
 _RECORD = (
     rb'\{"ts":"(([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}):([0-5][0-9])\.[0-9]{3})Z"'
     rb',"client":"([^"\\\x00-\x1f\x80-\xff:\[]++)(?::[^"\\\x00-\x1f\x80-\xff:]*+)?+"'
-    rb',"method":' + _STR + rb',"scheme":(' + _STR + rb',"host":(?:null|' + _STR + rb"))"
-    rb',"http_version":' + _STR + rb'(?:,"profile":' + _STR + rb")?+"
-    rb',"before":' + _STR + rb',"after":(?:null|' + _STR + rb'),"action":(' + _STR + rb")"
+    rb',"method":' + _ANY + rb',"scheme":(' + _STR + rb',"host":(?:null|' + _STR + rb"))"
+    rb',"http_version":' + _ANY + rb'(?:,"profile":' + _ANY + rb")?+"
+    rb',"before":' + _ANY + rb',"after":(?:null|' + _ANY + rb'),"action":(' + _STR + rb")"
     rb',"edits":(\[(?:' + _EDIT + rb"(?:," + _EDIT + rb")*+)?+\])"
     rb'(?:,"edits_truncated":' + _INT + rb')?+,"findings":\[\]'
-    rb'(?:,"reason":' + _STR + rb')?+(?:,"rejected_by":' + _STR + rb')?+(?:,"truncated":true)?+'
+    rb'(?:,"reason":' + _ANY + rb')?+(?:,"rejected_by":' + _ANY + rb')?+(?:,"truncated":true)?+'
     rb',"status":(null|' + _INT + rb")\}"
 )  # fmt: skip
 # One line of a block: a plain record, or any other line (the last group).
 _LINE = re.compile(rb"(?:" + _RECORD + rb"|([^\n]*+))\n")
 # What an edit holds besides its rule: the edits of plain records without it are few shapes.
 _EDIT_TAIL = re.compile(
-    rb',"component":"[^"]*","start":[^,]*,"end":[^,]*,"before":"[^"]*","after":"[^"]*"'
-)
+    rb',"component":' + _ANY + rb',"start":[^,]*,"end":[^,]*'
+    rb',"before":' + _ANY + rb',"after":' + _ANY
+)  # fmt: skip
 _RULE = re.compile(rb'"rule":"([^"]*)"')
 
 
@@ -78,7 +94,7 @@ class Block(NamedTuple):
         return found
 
 
-def split(lines: bytes) -> Block:
+def split(lines: bytes | memoryview) -> Block:
     """``lines`` (whole lines, each with its ``\\n``) as a `Block`."""
     rows = _LINE.findall(lines)
     columns: list[Sequence[bytes]] = list(zip(*rows, strict=True)) if rows else [()] * 9
@@ -86,6 +102,94 @@ def split(lines: bytes) -> Block:
     if edits:
         columns[6] = _EDIT_TAIL.sub(b"", b"\n".join(edits)).split(b"\n")
     return Block(*columns)
+
+
+class Scan(NamedTuple):
+    """What `Scanner.scan` tells of a block of lines."""
+
+    lines: int
+    plain: int  # the plain records among them
+    nulls: int  # of those, the ones whose status is null
+    others: list[tuple[int, bytes]]  # (index, line without its line end) of the other lines
+    # (index, 0, action) and (index, 2, edits): an action or edits shape (`Block.edits`) not
+    # seen before in the log, where it first comes; by index, the action first at the same.
+    firsts: list[tuple[int, int, bytes]]
+    # Plain records by (minute, second, action), or by (minute, action) when not ``seconds``.
+    times: dict[tuple[bytes, ...], int]
+    minutes: dict[bytes, tuple[bytes, bytes]]  # minute: its earliest and latest `Block.time`
+
+
+class Totals(NamedTuple):
+    """The plain records counted by `Scanner.take`: keys as `Block` captures them."""
+
+    actions: dict[bytes, int]
+    hosts: dict[tuple[bytes, bytes], int]  # (origin, action)
+    clients: dict[tuple[bytes, bytes], int]  # (client, action)
+    edits: dict[bytes, int]
+
+
+class Scanning(Protocol):
+    """A log's plain records being counted: the compiled scanner (audit/_bulk.c), or
+    `Scanner` where it is not built."""
+
+    def scan(self, lines: bytes | memoryview, seconds: bool, /) -> tuple[Any, ...]: ...
+
+    def take(self) -> tuple[Any, ...]: ...
+
+
+class Scanner:
+    """The plain records of one log, counted block by block: `split` and Counters (the
+    compiled scanner, audit/_bulk.c, returns the same for each call, in C)."""
+
+    def __init__(self) -> None:
+        self._counts: tuple[Counter[Any], ...] = (Counter(), Counter(), Counter(), Counter())
+
+    def scan(self, lines: bytes | memoryview, seconds: bool, /) -> tuple[Any, ...]:
+        """``lines`` (whole lines, each with its ``\\n``) as a `Scan`; their plain records
+        counted for `take`.  ``seconds``: `Scan.times` by the second too."""
+        block = split(lines)
+        actions, hosts, clients, edits = self._counts
+        others = [(i, block.other[i]) for i in block.others]
+        firsts = [(block.action.index(a), 0, a) for a in set(block.action) - actions.keys() if a]
+        firsts += [(block.edits.index(e), 2, e) for e in set(block.edits) - edits.keys() if e]
+        firsts.sort()
+        # Column by column, each a loop in C (the other lines' items are b"": left out).
+        keep = list(map(bool, block.minute))
+        action = block.action
+        actions.update(filter(None, action))
+        edits.update(filter(None, block.edits))
+        hosts.update(compress(zip(block.origin, action, strict=True), keep))
+        clients.update(compress(zip(block.client, action, strict=True), keep))
+        when = (block.minute, block.second, action) if seconds else (block.minute, action)
+        times = Counter(compress(zip(*when, strict=True), keep))
+        stamps = sorted(compress(zip(block.minute, block.time, strict=True), keep))
+        latest = dict(stamps)  # the last of each minute's times, in order, is its latest
+        minutes = {m: (t, latest[m]) for m, t in reversed(stamps)}
+        plain = len(stamps)
+        nulls = block.status.count(b"null")
+        return Scan(len(block.minute), plain, nulls, others, firsts, dict(times), minutes)
+
+    def take(self) -> tuple[Any, ...]:
+        """The plain records counted since the last call, as a `Totals`; counts start again at
+        0, the actions and edits shapes seen stay seen."""
+        totals = Totals(*({k: n for k, n in c.items() if n} for c in self._counts))
+        for counter in self._counts:
+            for key in counter:
+                counter[key] = 0
+        return totals
+
+
+def scanner() -> Scanning:
+    """The compiled scanner where it is built (and ``URLSAN_NO_EXTENSIONS`` is not set), else
+    `Scanner`."""
+    return (_compiled or Scanner)()
+
+
+_compiled: type[Scanning] | None = None
+if not os.environ.get("URLSAN_NO_EXTENSIONS"):
+    # No compiler at install time: no module, and the regular expression does it.
+    with contextlib.suppress(ImportError):
+        from ._bulk import Scanner as _compiled
 
 
 def origin(captured: bytes) -> tuple[str, str | None]:

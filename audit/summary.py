@@ -10,8 +10,8 @@ audit records (JSON objects with an ``action``) is not an audit log: `Summary.no
 names it, and ``urlsan report`` refuses it rather than report "0 requests".
 
 `Summary.read` takes a log in blocks of 8 MiB: the plain records of a block (no findings, no
-escapes, the writer's own shape: most of a log) are matched by one regular expression and
-counted by column (`urlsan.audit.bulk`), every other line is read by ``json.loads`` and `add`,
+escapes, the writer's own shape: most of a log) are matched and counted by the block
+(`urlsan.audit.bulk`: in C where it is built), every other line is read by ``json.loads`` and `add`,
 and the summary is the one reading every line with ``json.loads`` gives, down to the order of
 equal counts (tests/audit/test_report_bulk.py).
 
@@ -23,14 +23,13 @@ that sent it (counted for the first `_MAX_DISTINCT` of each).
 
 from __future__ import annotations
 
+import io
 import json
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from itertools import compress
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from ..core import taxonomy
 from ..core.policy import DEFAULT_PORTS
@@ -127,18 +126,15 @@ class Tally:
 
 
 class _Reading:
-    """One log being read: where, what it held so far, and the plain records' counts not yet
-    added to the `Summary` (their keys as `urlsan.audit.bulk` captures them)."""
+    """One log being read: where, what it held so far, and its plain records being counted
+    (`urlsan.audit.bulk`: their counts not yet added to the `Summary`)."""
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.number = 0  # the last line read
         self.records = 0
         self.foreign = 0  # lines that are no audit record
-        self.actions: Counter[bytes] = Counter()
-        self.hosts: Counter[tuple[bytes, bytes]] = Counter()
-        self.clients: Counter[tuple[bytes, bytes]] = Counter()
-        self.edits: Counter[bytes] = Counter()
+        self.scanner = bulk.scanner()
         self.rules: dict[bytes, tuple[list[str], list[str]]] = {}  # edits: (fired, distinct)
         self._minutes: dict[bytes, int | None] = {}
 
@@ -196,6 +192,11 @@ class Summary:
     last: datetime | None = None
     # Inputs that are not audit logs: (name, lines, lines that are not records, records).
     not_audit_logs: list[tuple[str, int, int, int]] = field(default_factory=list)
+    # The rules each edit's "rule" names (`rule_names`), as seen: few, and each seen often.
+    _names: dict[str, tuple[str, ...]] = field(default_factory=dict, repr=False, compare=False)
+    # `first` and `last` in whole seconds since the epoch, for `_widen`.
+    _first_second: int = field(default=0, repr=False, compare=False)
+    _last_second: int = field(default=0, repr=False, compare=False)
 
     def read(self, stream: IO[bytes], name: str) -> None:
         """Add every record of the log ``stream`` (binary), called ``name`` in messages.
@@ -205,25 +206,42 @@ class Summary:
         order shows (the first of equal counts is listed first)."""
         self.sources.append(name)
         reading = _Reading(name)
-        rest: list[bytes] = []  # the start of a line longer than a block
         try:
-            while block := stream.read(_BLOCK):
-                end = block.rfind(b"\n") + 1
-                if not end:
-                    rest.append(block)
-                    continue
-                self._add_block(b"".join([*rest, block[:end]]) if rest else block[:end], reading)
-                rest = [block[end:]] if end < len(block) else []
-            if rest:  # a last line without its line end
-                reading.number += 1
+            if rest := self._read_blocks(cast(io.BufferedIOBase, stream), reading):
+                reading.number += 1  # a last line without its line end
                 self.lines += 1
-                self._line(b"".join(rest), reading)
+                self._line(rest, reading)
         finally:
             self._add_plain(reading)
         # Not an audit log: no record at all, or more lines that are not records than that are
         # (a binary file, another JSON Lines file, a HAR or access log given to the wrong command).
         if reading.foreign > reading.records:
             self.not_audit_logs.append((name, reading.number, reading.foreign, reading.records))
+
+    def _read_blocks(self, stream: io.BufferedIOBase, reading: _Reading) -> bytes:
+        """The whole lines of ``stream``, a buffer of them at a time, to `_add_block`; the start
+        of a line that is not whole yet kept at the front of the buffer for the next, the buffer
+        grown for a line longer than it.  Returns the last line when it has no line end.
+
+        One buffer, filled again and again (``readinto``): a new 8 MiB object for each block
+        would be fresh memory for the system to hand over, page by page, each time."""
+        buf = bytearray(_BLOCK)
+        kept = 0  # bytes at the front of buf: the start of a line
+        while True:
+            if kept == len(buf):  # a line longer than the buffer
+                buf.extend(bytes(len(buf)))
+            with memoryview(buf) as view:
+                with view[kept:] as free:
+                    n = stream.readinto(free)
+                if not n:
+                    return bytes(buf[:kept])
+                filled = kept + n
+                end = buf.rfind(b"\n", 0, filled) + 1
+                if end:
+                    with view[:end] as lines:
+                        self._add_block(lines, reading)
+                    buf[: filled - end] = buf[end:filled]  # as long: the buffer is not resized
+                kept = filled - end
 
     def _line(self, raw: bytes, reading: _Reading) -> None:
         """One line that is not a plain record, read by ``json.loads``."""
@@ -246,15 +264,14 @@ class Summary:
         reading.records += 1
         self.add(record)
 
-    def _add_block(self, lines: bytes, reading: _Reading) -> None:
-        """Whole lines: the plain records counted by column, the others one by one, and the
-        first appearance of an action or a rule where the lines put it."""
-        block = bulk.split(lines)
+    def _add_block(self, lines: bytes | memoryview, reading: _Reading) -> None:
+        """Whole lines: the plain records counted by the scanner, the others one by one, and
+        the first appearance of an action or a rule where the lines put it.  The timeline is
+        counted by the second while its slots are finer than a minute (they only grow)."""
+        scan = bulk.Scan._make(reading.scanner.scan(lines, self.resolution < 60))
         first = reading.number + 1
-        count = len(block.minute)
-        others = block.others
-        events = [(i, 1, block.other[i]) for i in others]
-        events += self._firsts(block, reading)
+        events = [(i, 1, line) for i, line in scan.others]
+        events += [e for e in scan.firsts if e[1] == 2 or bulk.text(e[2]) not in self.actions]
         events.sort(key=lambda e: e[0])
         for i, what, value in events:
             if what == 1:
@@ -264,23 +281,13 @@ class Summary:
                 self.actions[bulk.text(value)] += 0  # listed from here, counted below
             else:
                 self._first_rules(value, reading)
-        reading.number = first + count - 1
-        self.lines += count
-        plain = count - len(others)
-        if plain:
-            reading.records += plain
-            self._count_plain(block, plain, reading)
-
-    def _firsts(self, block: bulk.Block, reading: _Reading) -> list[tuple[int, int, bytes]]:
-        """Where the actions and edit shapes not seen before first appear in ``block``."""
-        found: list[tuple[int, int, bytes]] = []
-        for action in set(block.action) - reading.actions.keys():
-            if action and bulk.text(action) not in self.actions:
-                found.append((block.action.index(action), 0, action))
-        for edits in set(block.edits) - reading.rules.keys():
-            if edits:
-                found.append((block.edits.index(edits), 2, edits))
-        return found
+        reading.number = first + scan.lines - 1
+        self.lines += scan.lines
+        if scan.plain:
+            reading.records += scan.plain
+            self.requests += scan.plain
+            self.with_status += scan.plain - scan.nulls
+            self._count_times(scan, reading)
 
     def _first_rules(self, edits: bytes, reading: _Reading) -> None:
         """An edit shape seen first: its rules listed where a record of it first came."""
@@ -290,67 +297,42 @@ class Summary:
         for rule in distinct:
             self.rules[rule] += 0
 
-    def _count_plain(self, block: bulk.Block, plain: int, reading: _Reading) -> None:
-        """The plain records of ``block``, counted by column; the timeline now (its slots
-        coarsen), the rest when the log is read (`_add_plain`)."""
-        self.requests += plain
-        self.with_status += plain - block.status.count(b"null")  # the others' are b""
-        reading.actions.update(block.action)
-        reading.hosts.update(zip(block.origin, block.action, strict=True))
-        reading.clients.update(zip(block.client, block.action, strict=True))
-        reading.edits.update(block.edits)
-        self._count_times(block, reading)
-
-    def _count_times(self, block: bulk.Block, reading: _Reading) -> None:
-        minutes = {m: reading.minute(m) for m in set(block.minute) if m}
-        starts = {m: start for m, start in minutes.items() if start is not None}
-        if not starts:
+    def _count_times(self, scan: bulk.Scan, reading: _Reading) -> None:
+        """The plain records of a block on the timeline (its slots coarsen as it widens)."""
+        starts = {m: s for m in scan.minutes if (s := reading.minute(m)) is not None}
+        if not starts:  # no such day or time (2026-02-30)
             return
-        keep: Sequence[object] = block.minute  # b"" for the lines that are no plain record
-        times: Iterable[bytes] = filter(None, block.time)
-        if len(starts) < len(minutes):  # a day or time that is none (2026-02-30)
-            keep = [m in starts for m in block.minute]
-            times = compress(block.time, keep)
-        first, last = _min_max(times)
+        first = min(scan.minutes[m][0] for m in starts)
+        last = max(scan.minutes[m][1] for m in starts)
         for stamp in (first, last):
             ts = parse_time(stamp.decode("ascii") + "Z")
             assert ts is not None
-            self._widen(ts)
-        if self.resolution >= 60:
-            pairs = compress(zip(block.minute, block.action, strict=True), keep)
-            for (minute, action), n in Counter(pairs).items():
-                slot = self.slots.setdefault(starts[minute] // self.resolution, Tally())
-                slot.add(bulk.text(action), n)
-            return
-        seconds = compress(zip(block.minute, block.second, block.action, strict=True), keep)
-        for (minute, second, action), n in Counter(seconds).items():
-            key = (starts[minute] + int(second)) // self.resolution
-            self.slots.setdefault(key, Tally()).add(bulk.text(action), n)
+            self._widen(ts, math.floor(ts.timestamp()))
+        for key, n in scan.times.items():
+            start = starts.get(key[0])
+            if start is not None:
+                # A minute's start is a multiple of 60, and so is a slot of a minute or more.
+                second = int(key[1]) if len(key) == 3 else 0
+                slot = self.slots.setdefault((start + second) // self.resolution, Tally())
+                slot.add(bulk.text(key[-1]), n)
 
     def _add_plain(self, reading: _Reading) -> None:
         """The counts of the plain records read, by action, host, client and rule."""
-        for action, n in reading.actions.items():
-            if action:
-                self.actions[bulk.text(action)] += n
-        for (origin, action), n in reading.hosts.items():
-            if action:
-                scheme, host = bulk.origin(origin)
-                self.hosts.setdefault(_host_key(host, scheme), Tally()).add(bulk.text(action), n)
-        for (client, action), n in reading.clients.items():
-            if action:
-                address = client.decode("ascii")
-                self.clients.setdefault(address, Tally()).add(bulk.text(action), n)
-        for edits, n in reading.edits.items():
-            if edits:
-                fired, distinct = reading.rules[edits]
-                for rule in fired:
-                    self.edits[rule] += n
-                for rule in distinct:
-                    self.rules[rule] += n
-        reading.actions.clear()
-        reading.hosts.clear()
-        reading.clients.clear()
-        reading.edits.clear()
+        totals = bulk.Totals._make(reading.scanner.take())
+        for action, n in totals.actions.items():
+            self.actions[bulk.text(action)] += n
+        for (origin, action), n in totals.hosts.items():
+            scheme, host = bulk.origin(origin)
+            self.hosts.setdefault(_host_key(host, scheme), Tally()).add(bulk.text(action), n)
+        for (client, action), n in totals.clients.items():
+            address = client.decode("ascii")
+            self.clients.setdefault(address, Tally()).add(bulk.text(action), n)
+        for edits, n in totals.edits.items():
+            fired, distinct = reading.rules[edits]
+            for rule in fired:
+                self.edits[rule] += n
+            for rule in distinct:
+                self.rules[rule] += n
 
     def _malformed(self, where: str) -> None:
         self.malformed += 1
@@ -368,12 +350,18 @@ class Summary:
         self.clients.setdefault(_client_address(record.get("client")), Tally()).add(action)
 
         edits = record.get("edits")
-        if isinstance(edits, list):
-            fired = [e.get("rule") for e in edits if isinstance(e, dict)]
-            # An edit core folded names each of its rules ("a+b"): each counts.
-            fired_text = [n for r in fired if isinstance(r, str) for n in rule_names(r)]
-            self.edits.update(fired_text)
-            self.rules.update(set(fired_text))
+        if isinstance(edits, list) and edits:
+            fired: list[str] = []
+            for edit in edits:
+                if isinstance(edit, dict) and isinstance(rule := edit.get("rule"), str):
+                    # An edit core folded names each of its rules ("a+b"): each counts.
+                    names = self._names.get(rule)
+                    if names is None:
+                        names = self._names[rule] = rule_names(rule)
+                    fired += names
+            if fired:
+                self.edits.update(fired)
+                self.rules.update(set(fired))
         findings = record.get("findings")
         if isinstance(findings, list) and findings:
             self._add_findings(record, findings, host)
@@ -383,18 +371,21 @@ class Summary:
 
         ts = parse_time(record.get("ts"))
         if ts is not None:
-            self._widen(ts)
             second = math.floor(ts.timestamp())
+            self._widen(ts, second)
             self.slots.setdefault(second // self.resolution, Tally()).add(action)
 
-    def _widen(self, ts: datetime) -> None:
-        """The time range with ``ts`` in it, the slots coarsened if it grew."""
+    def _widen(self, ts: datetime, second: int) -> None:
+        """The time range with ``ts`` (``second``: its whole seconds since the epoch) in it, the
+        slots coarsened if it grew past what they can draw (`_coarsen`'s test, without its
+        call: the span only grows, and most records widen it)."""
         wider = False
         if self.first is None or ts < self.first:
-            self.first, wider = ts, True
+            self.first, self._first_second, wider = ts, second, True
         if self.last is None or ts > self.last:
-            self.last, wider = ts, True
-        if wider and self.resolution < _MAX_RESOLUTION:
+            self.last, self._last_second, wider = ts, second, True
+        span = self._last_second - self._first_second
+        if wider and self.resolution < _MAX_RESOLUTION and span >= _MAX_COLUMNS * self.resolution:
             self._coarsen()
 
     def _add_backends(self, record: dict[str, Any], readings: list[Any], action: str) -> None:
@@ -615,11 +606,6 @@ def _occurrence(
         "reason": _text(record.get("severity_reason"), ""),
         "status": status if type(status) is int else None,
     }
-
-
-def _min_max(items: Iterable[bytes]) -> tuple[bytes, bytes]:
-    listed = list(items)
-    return min(listed), max(listed)
 
 
 def _bucket_size(span: int) -> int:

@@ -1,7 +1,8 @@
 """`Summary.read` counts plain records by the block (`urlsan.audit.bulk`): held to a reference
 that reads every line with ``json.loads``, on generated logs (records as the writer writes them
 and as others might, malformed lines, torn last lines, escapes, unicode, gzip) and every block
-size, down to lines longer than a block."""
+size, down to lines longer than a block; with the compiled scanner (audit/_bulk.c) and with the
+regular expression that stands in for it where it is not built."""
 
 from __future__ import annotations
 
@@ -15,10 +16,21 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from urlsan.audit import bulk
 from urlsan.audit import summary as summary_module
 from urlsan.audit.record import ACTIONS, encode_json, encode_record
 from urlsan.audit.report import Summary, render_html, render_text
 from urlsan.audit.sources import open_source
+
+
+@pytest.fixture(autouse=True, params=["compiled", "regex"])
+def scanner(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each test twice: with the compiled scanner, and with the regular expression."""
+    if request.param == "regex":
+        monkeypatch.setattr(bulk, "_compiled", None)
+    elif bulk._compiled is None:
+        pytest.skip("audit/_bulk.c is not built")
+    return str(request.param)
 
 
 def reference(data: bytes, name: str = "f", **options: Any) -> Summary:
