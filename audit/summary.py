@@ -249,7 +249,7 @@ class Summary:
         if not line:
             return
         try:
-            record = json.loads(line)
+            record = _loads(line)
             if not isinstance(record, dict) or "action" not in record:
                 raise ValueError("not an audit record")
         except ValueError:
@@ -347,7 +347,8 @@ class Summary:
         self.actions[action] += 1
         host = _host_key(record.get("host"), record.get("scheme"))
         self.hosts.setdefault(host, Tally()).add(action)
-        self.clients.setdefault(_client_address(record.get("client")), Tally()).add(action)
+        client = _client_address(record.get("client"))
+        self.clients.setdefault(client, Tally()).add(action)
 
         edits = record.get("edits")
         if isinstance(edits, list) and edits:
@@ -364,7 +365,7 @@ class Summary:
                 self.rules.update(set(fired))
         findings = record.get("findings")
         if isinstance(findings, list) and findings:
-            self._add_findings(record, findings, host)
+            self._add_findings(record, findings, host, client)
         readings = record.get("backends")
         if isinstance(readings, list) and readings:
             self._add_backends(record, readings, action)
@@ -408,12 +409,13 @@ class Summary:
                     }
                 )
 
-    def _add_findings(self, record: dict[str, Any], findings: list[Any], host: str) -> None:
+    def _add_findings(
+        self, record: dict[str, Any], findings: list[Any], host: str, client: str
+    ) -> None:
         """The findings of one record: counted per kind, its request kept for the drill-down
         (the first `_MAX_REQUESTS` per kind), and whether a suspicious request got a 2xx."""
         status = record.get("status")
         ok = type(status) is int and 200 <= status < 300
-        client = _client_address(record.get("client"))
         least = taxonomy.rank(self.min_severity)
         top = -1
         seen: set[str] = set()
@@ -610,6 +612,18 @@ def _occurrence(
 
 def _bucket_size(span: int) -> int:
     return next((b for b in _BUCKETS if span // b < _MAX_COLUMNS), _BUCKETS[-1])
+
+
+_decode = json.JSONDecoder().decode  # what json.loads runs, with its default arguments
+
+
+def _loads(line: bytes) -> Any:
+    """``json.loads(line)``, without its test of the encoding where the line starts with "{"
+    and a byte that is not NUL: ``json.detect_encoding`` then says UTF-8, and ``json.loads``
+    decodes it with ``surrogatepass`` as this does."""
+    if line[0] == 0x7B and line[1:2] != b"\x00":
+        return _decode(line.decode("utf-8", "surrogatepass"))
+    return json.loads(line)
 
 
 def _merge(into: Tally, tally: Tally) -> None:

@@ -241,3 +241,25 @@ def test_gzip(tmp_path: Any) -> None:
     with open_source(str(path)) as stream:
         s.read(stream, "f")
     assert_same(s, reference(data))
+
+
+def _outcome(read: Any, line: bytes) -> tuple[str, Any]:
+    try:
+        return "value", read(line)
+    except ValueError as e:  # JSONDecodeError and UnicodeDecodeError both are
+        return "error", type(e).__name__
+
+
+@given(
+    st.one_of(
+        st.binary(min_size=1, max_size=12).map(lambda b: b"{" + b),
+        st.binary(min_size=1, max_size=12),
+        st.dictionaries(st.text(max_size=4), st.text(max_size=4)).map(
+            lambda d: json.dumps(d, ensure_ascii=False).encode("utf-8", "surrogatepass")
+        ),
+    )
+)
+def test_a_line_other_than_a_plain_record_reads_as_json_loads_reads_it(line: bytes) -> None:
+    """The lines the scanner leaves over are read as ``json.loads`` reads them: the same value,
+    or an error where it fails (a NUL after "{", bytes that are no UTF-8, lone surrogates)."""
+    assert _outcome(summary_module._loads, line) == _outcome(json.loads, line)
