@@ -42,12 +42,26 @@ _EDIT = (
     rb'\{"rule":' + _STR + rb',"component":' + _ANY + rb',"start":' + _INT + rb',"end":' + _INT
     + rb',"before":' + _ANY + rb',"after":' + _ANY + rb"\}"
 )  # fmt: skip
-# The record `encode_record` writes without findings (and the one `encode_json` writes for a
-# rejected target: reason, rejected_by, truncated).  The captures: the time (`record.rfc3339`),
-# to the minute and its seconds; the client's address (``ip`` of ``ip:port``, as
-# `summary._client_address` reads it; another form is left to json.loads); scheme and host, the
-# action, as JSON (never empty, so that a line not matched is told by its empty groups); the
-# edits; the status.
+# A finding as `encode_record` writes it (`record._findings`): ``offsets`` with more than one
+# occurrence.  The report reads a record with findings with json.loads too (its findings are
+# counted in Python); matching it here lets the rest of it be counted with the plain records.
+_FINDING = (
+    rb'\{"rule":' + _ANY + rb',"component":' + _ANY + rb',"offset":' + _INT + rb',"detail":' + _ANY
+    + rb',"occurrences":' + _INT + rb'(?:,"offsets":\[' + _INT + rb"(?:," + _INT + rb")*+\])?+"
+    + rb',"severity":' + _ANY + rb"\}"
+)  # fmt: skip
+# The findings of a record: none, or some and then the record's severity and its target's.
+_FINDINGS = (
+    rb'(\[\]|\[' + _FINDING + rb"(?:," + _FINDING + rb")*+\]"
+    rb'(?:,"severity":' + _ANY + rb')?+(?:,"target_severity":' + _ANY + rb',"severity_reason":'
+    + _ANY + rb")?+)"
+)  # fmt: skip
+# The record `encode_record` writes (and the one `encode_json` writes for a rejected target:
+# reason, rejected_by, truncated).  The captures: the time (`record.rfc3339`), to the minute and
+# its seconds; the client's address (``ip`` of ``ip:port``, as `summary._client_address` reads
+# it; another form is left to json.loads); scheme and host, the action, as JSON (never empty,
+# so that a line not matched is told by its empty groups); the edits; the findings (b"[]" for
+# none: a plain record); the status.
 _RECORD = (
     rb'\{"ts":"(([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}):([0-5][0-9])\.[0-9]{3})Z"'
     rb',"client":"([^"\\\x00-\x1f\x80-\xff:\[]++)(?::[^"\\\x00-\x1f\x80-\xff:]*+)?+"'
@@ -55,7 +69,7 @@ _RECORD = (
     rb',"http_version":' + _ANY + rb'(?:,"profile":' + _ANY + rb")?+"
     rb',"before":' + _ANY + rb',"after":(?:null|' + _ANY + rb'),"action":(' + _STR + rb")"
     rb',"edits":(\[(?:' + _EDIT + rb"(?:," + _EDIT + rb")*+)?+\])"
-    rb'(?:,"edits_truncated":' + _INT + rb')?+,"findings":\[\]'
+    rb'(?:,"edits_truncated":' + _INT + rb')?+,"findings":' + _FINDINGS +
     rb'(?:,"reason":' + _ANY + rb')?+(?:,"rejected_by":' + _ANY + rb')?+(?:,"truncated":true)?+'
     rb',"status":(null|' + _INT + rb")\}"
 )  # fmt: skip
@@ -80,8 +94,10 @@ class Block(NamedTuple):
     origin: Sequence[bytes]  # b'"https","host":"a.test"' (the host may be null)
     action: Sequence[bytes]  # quoted
     edits: Sequence[bytes]  # the edits' rules only: b'[{"rule":"lowercase-host"}]'
+    findings: Sequence[bytes]  # b"[]", or the findings and the severities after them
     status: Sequence[bytes]  # b"200", b"null"
     other: Sequence[bytes]
+    raw_edits: Sequence[bytes]  # the edits as the line has them: b'[{"rule":...}]'
 
     @property
     def others(self) -> list[int]:
@@ -97,11 +113,11 @@ class Block(NamedTuple):
 def split(lines: bytes | memoryview) -> Block:
     """``lines`` (whole lines, each with its ``\\n``) as a `Block`."""
     rows = _LINE.findall(lines)
-    columns: list[Sequence[bytes]] = list(zip(*rows, strict=True)) if rows else [()] * 9
+    columns: list[Sequence[bytes]] = list(zip(*rows, strict=True)) if rows else [()] * 10
     edits = columns[6]
     if edits:
         columns[6] = _EDIT_TAIL.sub(b"", b"\n".join(edits)).split(b"\n")
-    return Block(*columns)
+    return Block._make([*columns, edits])
 
 
 class Scan(NamedTuple):
@@ -117,6 +133,9 @@ class Scan(NamedTuple):
     # Plain records by (minute, second, action), or by (minute, action) when not ``seconds``.
     times: dict[tuple[bytes, ...], int]
     minutes: dict[bytes, tuple[bytes, bytes]]  # minute: its earliest and latest `Block.time`
+    # (index, line without its line end nor its edits: "edits":[]) of the records counted with
+    # the plain ones whose findings are left to json.loads
+    found: list[tuple[int, bytes]]
 
 
 class Totals(NamedTuple):
@@ -167,7 +186,14 @@ class Scanner:
         minutes = {m: (t, latest[m]) for m, t in reversed(stamps)}
         plain = len(stamps)
         nulls = block.status.count(b"null")
-        return Scan(len(block.minute), plain, nulls, others, firsts, dict(times), minutes)
+        found: list[tuple[int, bytes]] = []
+        if set(block.findings) - {b"", b"[]"}:  # b"": not matched; b"[]": a plain record
+            rows = bytes(lines).split(b"\n")
+            for i, f in enumerate(block.findings):
+                if f not in (b"", b"[]"):  # its edits, counted here, left out (as _bulk.c does)
+                    raw = b',"edits":' + block.raw_edits[i] + b","
+                    found.append((i, rows[i].replace(raw, b',"edits":[],', 1)))
+        return Scan(len(block.minute), plain, nulls, others, firsts, dict(times), minutes, found)
 
     def take(self) -> tuple[Any, ...]:
         """The plain records counted since the last call, as a `Totals`; counts start again at

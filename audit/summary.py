@@ -272,11 +272,14 @@ class Summary:
         first = reading.number + 1
         events = [(i, 1, line) for i, line in scan.others]
         events += [e for e in scan.firsts if e[1] == 2 or bulk.text(e[2]) not in self.actions]
+        events += [(i, 3, line) for i, line in scan.found]
         events.sort(key=lambda e: e[0])
         for i, what, value in events:
             if what == 1:
                 reading.number = first + i
                 self._line(value + b"\n", reading)
+            elif what == 3:
+                self._found(_loads(value))
             elif what == 0:
                 self.actions[bulk.text(value)] += 0  # listed from here, counted below
             else:
@@ -288,6 +291,11 @@ class Summary:
             self.requests += scan.plain
             self.with_status += scan.plain - scan.nulls
             self._count_times(scan, reading)
+
+    def _found(self, record: dict[str, Any]) -> None:
+        """The findings of a record the scanner counted otherwise (as `add` counts them)."""
+        host = _host_key(record.get("host"), record.get("scheme"))
+        self._add_findings(record, record["findings"], host, _client_address(record["client"]))
 
     def _first_rules(self, edits: bytes, reading: _Reading) -> None:
         """An edit shape seen first: its rules listed where a record of it first came."""

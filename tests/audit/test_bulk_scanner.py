@@ -27,6 +27,12 @@ RECORD = {
     "edits_truncated": 3, "findings": [], "reason": "r", "rejected_by": "limit",
     "truncated": True, "status": 200,
 }  # fmt: skip
+FINDINGS = [
+    {"rule": "dot-segment", "component": "path", "offset": 3, "detail": ".", "occurrences": 2,
+     "offsets": [3, 7], "severity": "low"},
+    {"rule": "backslash", "component": "path", "offset": 0, "detail": "\\", "occurrences": 1,
+     "severity": "medium"},
+]  # fmt: skip
 STRINGS = ["", "a", "x" * 5000, "é", "\x00", "\x1f", "\x7f", 'q"', "b\\", "a:b", "[::1]", "\n",
            "\ud800", "/\t\x08\x0c\r", "😀"]  # fmt: skip
 TIMES = ["2026-11-22T04:59:59.999Z", "2026-02-30T00:61:00.000Z", "2026-11-22T04:60:00.000Z",
@@ -52,6 +58,21 @@ def records(draw: Any) -> bytes:
     if draw(st.integers(0, 2)) == 2:
         edit = {**EDIT, draw(st.sampled_from(sorted(EDIT))): draw(st.sampled_from(STRINGS + INTS))}
         record["edits"] = draw(st.lists(st.sampled_from([EDIT, edit]), max_size=3))
+    if draw(st.integers(0, 2)) == 2:  # findings, as the writer writes them, some changed
+        finding = {**FINDINGS[0], draw(st.sampled_from(sorted(FINDINGS[0]))): draw(
+            st.one_of(st.sampled_from(STRINGS + INTS), st.lists(st.sampled_from(INTS)))
+        )}  # fmt: skip
+        record["findings"] = draw(st.lists(st.sampled_from([*FINDINGS, finding]), max_size=3))
+        if draw(st.booleans()):
+            record["severity"] = draw(st.sampled_from(STRINGS))
+        if draw(st.booleans()):
+            record["target_severity"] = "high"
+            record["severity_reason"] = draw(st.sampled_from(STRINGS))
+        # where the writer puts them: after the findings, before the rejection and the status
+        after = ("reason", "rejected_by", "truncated", "status")
+        record = {k: v for k, v in record.items() if k not in after} | {
+            k: record[k] for k in after if k in record
+        }
     line = json.dumps(record) if draw(st.integers(0, 5)) == 5 else encode_record(record)
     return line.encode("utf-8", "surrogatepass")
 
@@ -84,11 +105,14 @@ def scan_all(scanner: Any, blocks: list[bytes], seconds: bool) -> list[Any]:
 def test_compiled_scans_as_the_regex_does(blocks: list[bytes], seconds: bool) -> None:
     assert bulk._compiled is not None
     assert scan_all(bulk._compiled(), blocks, seconds) == scan_all(bulk.Scanner(), blocks, seconds)
-    for block in blocks:  # and a line taken as plain is one json.loads reads, without findings
-        others = {i for i, _ in bulk.Scan._make(bulk.scanner().scan(block, seconds)).others}
+    for block in blocks:  # and a line counted is one json.loads reads, found if with findings
+        scan = bulk.Scan._make(bulk.scanner().scan(block, seconds))
+        others, found = {i for i, _ in scan.others}, dict(scan.found)
         for i, line in enumerate(block.split(b"\n")[:-1]):  # whole lines
             if i not in others:
-                assert json.loads(line)["findings"] == []
+                assert bool(json.loads(line)["findings"]) == (i in found)
+                if i in found:  # the line, its edits (counted) left out
+                    assert json.loads(found[i]) == {**json.loads(line), "edits": []}
 
 
 LINE = (encode_record(RECORD) + "\n").encode()
@@ -121,6 +145,17 @@ def test_edges(data: bytes) -> None:
     for seconds in (False, True):
         want = scan_all(bulk.Scanner(), [data], seconds)
         assert scan_all(bulk._compiled(), [data], seconds) == want
+
+
+def test_records_with_findings_are_counted_and_handed_back() -> None:
+    gone = ("reason", "rejected_by", "truncated", "status")
+    kept = {k: v for k, v in RECORD.items() if k not in gone}
+    record = {**kept, "findings": FINDINGS, "severity": "medium", "status": 404}  # in its place
+    line = (encode_record(record) + "\n").encode()
+    scan = bulk.Scan._make(bulk.scanner().scan(LINE + line, False))
+    assert (scan.lines, scan.plain, scan.others) == (2, 2, [])
+    edits = json.dumps(record["edits"], separators=(",", ":")).encode()
+    assert scan.found == [(1, line[:-1].replace(edits, b"[]"))]
 
 
 def test_plain_records_are_found() -> None:

@@ -126,6 +126,8 @@ FINDING = {"rule": "dot-segment", "component": "path", "offset": 1, "detail": ".
            "occurrences": 1, "severity": "low"}  # fmt: skip
 
 
+FINDING_AGAIN = {"rule": "backslash", "component": "query", "offset": 4, "detail": "\\",
+                 "occurrences": 3, "offsets": [4, 9, 12], "severity": "medium"}  # fmt: skip
 CLIENTS = ["10.0.0.1:5", "10.0.0.2", "[::1]:80", "::1", "", "a[b:1", ":80", None, "10.0.0.1:"]
 
 
@@ -146,6 +148,10 @@ def records(draw: Any) -> dict[str, Any]:
     record["action"] = draw(st.sampled_from([*ACTIONS, "", "other"]))
     record["edits"] = edits(draw)
     record["findings"] = [FINDING] if draw(st.integers(0, 5)) == 0 else []
+    if draw(st.integers(0, 7)) == 0:
+        record["findings"] = [FINDING, FINDING_AGAIN]
+        record["target_severity"] = draw(st.sampled_from(["high", "info", "", "other"]))
+        record["severity_reason"] = draw(text)
     if record["findings"]:
         record["severity"] = "low"
     if record["action"] == "rejected":
