@@ -173,7 +173,7 @@ class Outcome(NamedTuple):
             edits_total=self.edits_total,
             reason=self.reason if self.rejected_by else "",
             rejected_by=self.rejected_by,
-            backends=[d._asdict() for d in self.divergences],
+            backends=[d._asdict() for d in self.divergences] if self.divergences else (),
             servers=self.protected,
         )
 
@@ -303,7 +303,8 @@ def decide(request: Request, settings: Settings, target: Checked) -> Outcome:
         rules = rules | edit_rules(host_edits + auth_edits)
         total += len(host_edits) + len(auth_edits)
     action = _action(request, settings, target, target.changed or bool(host or authority))
-    protected = _protected(request, settings)
+    # for_host of no servers is () (as examine's quick answer has it), without its scan
+    protected = _protected(request, settings) if settings.backends else ()
     outcome: Outcome = _new(
         Outcome,
         (
