@@ -332,8 +332,12 @@ class UrlSanitizer:
         """Ask the decision what ``asked`` becomes (``target``: a worker's check of its
         target) and apply the outcome to the flow."""
         try:
+            # The flow's host (a mitmproxy property) only stands in for a missing Host header.
             outcome = decision.examine(
-                asked, settings.decision, target, destination=flow.request.host
+                asked,
+                settings.decision,
+                target,
+                destination=None if asked.host else flow.request.host,
             )
             if outcome is None or self._unchanged(flow, outcome):
                 return  # None: a CONNECT, mitmproxy's own http_connect handling
@@ -382,7 +386,8 @@ class UrlSanitizer:
         rules = self.rules
         for rule in outcome.rules:  # not Counter.update: its Mapping test costs more than this
             rules[rule] += 1
-        if self.log and outcome.recorded:
+        # outcome.recorded, without the property's frame (every decided request comes here)
+        if self.log and (outcome.action != "unchanged" or outcome.findings):
             # Written once the response's status is known (`responseheaders`, `error`, `done`).
             pending = self._pending
             if len(pending) >= MAX_PENDING:
@@ -418,7 +423,7 @@ class UrlSanitizer:
         if log is None:
             return
         try:
-            if not self._record(log, flow, outcome, asked, ts, status):
+            if not log.write(self._record(flow, outcome, asked, ts, status)):
                 self.log_lost += 1
         except Exception as e:  # a bug, not the file: AuditLog.write handles OSError
             self.errors += 1
@@ -460,25 +465,24 @@ class UrlSanitizer:
 
     def _record(
         self,
-        log: AuditLog,
         flow: http.HTTPFlow,
         outcome: Outcome,
         asked: Request,
         ts: str,
         status: int | None,
-    ) -> bool:
+    ) -> dict[str, Any]:
         client = audit_record.address(flow.client_conn.peername)
         # asked._replace(client=client, status=status), without _replace's dict of fields
         answered = _new(Request, (asked[0], client, *asked[2:-1], status))
-        record = decision.record(
+        return decision.record(
             answered,
             outcome,
             self.settings.decision,
             ts,
             facts=flow.metadata["urlsan"],  # built once, for flow.metadata, capped as logged
-            host=flow.request.host,
+            # the flow's host (a mitmproxy property) only stands in for a missing Host header
+            host=None if outcome.host or asked.host else flow.request.host,
         )
-        return log.write(record)
 
     def counts(self) -> dict[str, Any]:
         """Requests per action, requests each rule changed, internal errors, lost audit records."""

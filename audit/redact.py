@@ -111,6 +111,14 @@ class Redactor:
     def record(self, record: dict[str, Any]) -> dict[str, Any]:
         """An audit ``record`` with secrets masked in targets and edits (a copy if any)."""
         before, after = record.get("before") or "", record.get("after")
+        # Most targets have no query (RFC 3986 §3.4) and no userinfo (§3.2.1), where a secret
+        # would be: `_may_hold_secret`'s first test, in line, without its two calls.
+        if (
+            "?" not in before
+            and "@" not in before
+            and not (after and ("?" in after or "@" in after))
+        ):
+            return record
         if not self._may_hold_secret(before) and not (after and self._may_hold_secret(after)):
             return record  # edits only ever show parts of before and after
         secret_spans = self.spans(before)
