@@ -542,13 +542,13 @@ def _comment(outcome: Outcome) -> str:
     the target as it came, and the findings."""
     action = outcome.action
     if action == "unchanged":
-        lines = ["urlsan found, forwarded unchanged"]
+        head = "urlsan found, forwarded unchanged"
     elif outcome.rejected_by:
-        lines = [f"urlsan {action}: {outcome.rejected_by}"]
+        head = f"urlsan {action}: {outcome.rejected_by}"
     elif outcome.rules:
-        lines = [_note(action, outcome.rules)]
+        head = _note(action, outcome.rules)
     else:
-        lines = [f"urlsan {action}: {', '.join(f.rule for f in outcome.findings)}"]
+        head = f"urlsan {action}: {', '.join(f.rule for f in outcome.findings)}"
     before = outcome.target.input
     cut = "…" if len(before) > _COMMENT_TARGET else ""
     # Raw bytes that are not UTF-8 as \udcXX, controls and bidi overrides as \xXX/\uXXXX:
@@ -557,10 +557,10 @@ def _comment(outcome: Outcome) -> str:
     if not (shown.isascii() and shown.isprintable()):  # most targets: nothing to escape
         shown = shown.encode("utf-8", "backslashreplace").decode("utf-8")
         shown = _UNSHOWN.sub(_escape, shown)
-    lines.append(f"original target: {shown}{cut}")
+    # The lines joined as one f-string: no list per request
     if outcome.findings:
-        lines.append(_findings_note(tuple(outcome.findings)))
-    return "\n".join(lines)
+        return f"{head}\noriginal target: {shown}{cut}\n{_findings_note(tuple(outcome.findings))}"
+    return f"{head}\noriginal target: {shown}{cut}"
 
 
 @functools.lru_cache(maxsize=256)
