@@ -412,7 +412,8 @@ def signed(request: Request) -> bool:
     Authorization header that signs the URI): any byte change would break it.  Only a wire-safe
     target counts: controls or spaces are never forwarded, signed or not."""
     raw = request.target
-    in_query = may_carry_signature(raw)
+    # no query, no signature in it (RFC 3986 §3.4): most targets, told without a call
+    in_query = b"?" in raw and may_carry_signature(raw)
     if not in_query and request.authorization is None:
         return False  # the common case, decided without parsing or scanning the target
     if not wire_safe(raw):

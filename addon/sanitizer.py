@@ -426,11 +426,25 @@ class UrlSanitizer:
     def _write(
         self, flow: http.HTTPFlow, outcome: Outcome, asked: Request, ts: str, status: int | None
     ) -> None:
+        """Write the audit record of ``asked``, the request as it came, with the client's
+        address and the response's ``status``."""
         log = self.log
         if log is None:
             return
         try:
-            if not log.write(self._record(flow, outcome, asked, ts, status)):
+            client = audit_record.address(flow.client_conn.peername)
+            # asked._replace(client=client, status=status), without _replace's dict of fields
+            answered = _new(Request, (asked[0], client, *asked[2:-1], status))
+            record = decision.record(
+                answered,
+                outcome,
+                self.settings.decision,
+                ts,
+                facts=flow.metadata["urlsan"],  # built once, for flow.metadata, capped as logged
+                # the flow's host (a mitmproxy property) only stands in for a missing Host header
+                host=None if outcome.host or asked.host else flow.request.host,
+            )
+            if not log.write(record):
                 self.log_lost += 1
         except Exception as e:  # a bug, not the file: AuditLog.write handles OSError
             self.errors += 1
@@ -469,27 +483,6 @@ class UrlSanitizer:
             if not flow.marked and action != "unchanged":
                 flow.marked = _MARKS.get(action, ":wrench:")
         flow.metadata["urlsan"] = outcome.facts
-
-    def _record(
-        self,
-        flow: http.HTTPFlow,
-        outcome: Outcome,
-        asked: Request,
-        ts: str,
-        status: int | None,
-    ) -> dict[str, Any]:
-        client = audit_record.address(flow.client_conn.peername)
-        # asked._replace(client=client, status=status), without _replace's dict of fields
-        answered = _new(Request, (asked[0], client, *asked[2:-1], status))
-        return decision.record(
-            answered,
-            outcome,
-            self.settings.decision,
-            ts,
-            facts=flow.metadata["urlsan"],  # built once, for flow.metadata, capped as logged
-            # the flow's host (a mitmproxy property) only stands in for a missing Host header
-            host=None if outcome.host or asked.host else flow.request.host,
-        )
 
     def counts(self) -> dict[str, Any]:
         """Requests per action, requests each rule changed, internal errors, lost audit records."""
