@@ -84,7 +84,8 @@ class Redactor:
         return cls(frozenset(n.strip().lower() for n in names if n.strip()))
 
     def _secret(self, name: str) -> bool:
-        return urllib.parse.unquote(name).lower() in self.names
+        # unquote gives back a name without "%" as it is: the call only for an escaped one
+        return (urllib.parse.unquote(name) if "%" in name else name).lower() in self.names
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         """Offsets of every secret in ``text``: masked parameter values and userinfo passwords."""
@@ -101,6 +102,8 @@ class Redactor:
 
     def text(self, text: str, *, is_query: bool = False) -> str:
         """``text`` (a target, or a bare query when ``is_query``) with every secret masked."""
+        if "=" not in text and "@" not in text:
+            return text  # no parameter value, no userinfo: nothing `spans` could find
         if is_query:
             return self.text("?" + text)[1:]
         spans = self.spans(text)
