@@ -379,7 +379,10 @@ def serialize(record: dict[str, Any], redactor: Redactor) -> bytes:
 
     What `AuditLog.write` appends, and what other writers (`urlsan audit -o -`) write.
     """
-    record = redactor.record(limit_edits(record))
+    edits = record.get("edits")
+    if isinstance(edits, list) and len(edits) > MAX_EDITS:  # `limit_edits`'s test, in line
+        record = limit_edits(record)
+    record = redactor.record(record)
     text = encode_record(record)
     if len(text) > MAX_TEXT:  # else no string in it can be longer (the fast path)
         limited = limit_text(record)  # escapes (\u0001) make a line longer than its strings

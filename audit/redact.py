@@ -84,7 +84,8 @@ class Redactor:
         return cls(frozenset(n.strip().lower() for n in names if n.strip()))
 
     def _secret(self, name: str) -> bool:
-        return urllib.parse.unquote(name).lower() in self.names
+        # unquote gives back a name without "%" as it is: the call only for an escaped one
+        return (urllib.parse.unquote(name) if "%" in name else name).lower() in self.names
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         """Offsets of every secret in ``text``: masked parameter values and userinfo passwords."""
@@ -101,6 +102,8 @@ class Redactor:
 
     def text(self, text: str, *, is_query: bool = False) -> str:
         """``text`` (a target, or a bare query when ``is_query``) with every secret masked."""
+        if "=" not in text and "@" not in text:
+            return text  # no parameter value, no userinfo: nothing `spans` could find
         if is_query:
             return self.text("?" + text)[1:]
         spans = self.spans(text)
@@ -111,6 +114,14 @@ class Redactor:
     def record(self, record: dict[str, Any]) -> dict[str, Any]:
         """An audit ``record`` with secrets masked in targets and edits (a copy if any)."""
         before, after = record.get("before") or "", record.get("after")
+        # Most targets have no query (RFC 3986 §3.4) and no userinfo (§3.2.1), where a secret
+        # would be: `_may_hold_secret`'s first test, in line, without its two calls.
+        if (
+            "?" not in before
+            and "@" not in before
+            and not (after and ("?" in after or "@" in after))
+        ):
+            return record
         if not self._may_hold_secret(before) and not (after and self._may_hold_secret(after)):
             return record  # edits only ever show parts of before and after
         secret_spans = self.spans(before)

@@ -5,6 +5,7 @@
     python bench/proxy.py --scenario hostile --hostile eacute ctl-under
     python bench/proxy.py --scenario memory --large 1000
     python bench/proxy.py --scenario hook
+    python bench/proxy.py --scenario hook --hook-rounds 15 --count   # + instructions (callgrind)
 
 (or ``python -m bench.proxy …`` from the checkout's root).  The processes and the upstream are
 the tests' own (tests.harness): run as a file, this script puts the checkout's root first on
@@ -34,7 +35,9 @@ writes its audit log as it would in production.  Loopback only.  Scenarios:
 * ``hook``: the addon's hook alone, in this process, on dirty targets with the log on, by part
   (each part measured by stubbing it out: the check, decide/apply/metadata, the record, and the
   log write's redaction, JSON encoding and file write); then mitmproxy's own cost of calling
-  its addons, per event and for one more addon (`dispatch_cost`).
+  its addons, per event and for one more addon (`dispatch_cost`).  With ``--count``, the whole
+  hook's and the least hook's instructions per request too, under callgrind
+  (`hook_instructions`), which the machine's load does not move.
 * Then the addon's hook alone, in this process: CPU per request on the mix and on dirty targets.
 
 ``mix`` also prints the per-round ratio of the two proxies' CPU (median and range), since on a
@@ -49,6 +52,7 @@ import contextlib
 import json
 import os
 import random
+import re
 import socket
 import statistics
 import subprocess
@@ -334,13 +338,56 @@ def dispatch_cost(rounds: int = 5, events: int = 5000) -> tuple[int, float, floa
     return asyncio.run(measure())
 
 
+def _hook_pass(variant: str, targets: list[bytes], passes: int, log: Path) -> None:
+    """What `hook_instructions` counts: ``variant`` ("full" or "least", as `hook_parts` runs
+    them) on a warm-up pass of ``targets`` and then ``passes`` more.  The flows of all three
+    passes are made first, whatever ``passes``, so that making them cancels out."""
+    from mitmproxy.test import taddons
+
+    from urlsan.addon import UrlSanitizer
+
+    addon = UrlSanitizer()
+    with taddons.context(addon) as tctx:
+        tctx.configure(addon, urlsan_log=str(log))
+        hook = addon.requestheaders if variant == "full" else _least_hook(addon.log)
+        flows = [_flows(targets) for _ in range(3)]
+        for batch in flows[: 1 + passes]:
+            for f in batch:
+                hook(f)
+                _answered(addon, f)
+        addon.done()
+
+
+def hook_instructions(targets: list[bytes], tmp: Path) -> dict[str, float]:
+    """Instructions per request of the whole hook and of the least hook, counted under
+    ``valgrind --tool=callgrind`` as bench/guard.py counts them: a run with one pass over
+    ``targets`` taken from a run with two (start-up, imports and warm-up cancel out).  The
+    load of a shared machine does not move them, as it moves CPU time."""
+    items = tmp / "hook-targets.json"
+    items.write_text(json.dumps([t.decode("utf-8", "surrogateescape") for t in targets]))
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    counts: dict[tuple[str, int], int] = {}
+    for variant in ("full", "least"):
+        for passes in (1, 2):
+            command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
+            command += [sys.executable, str(Path(__file__).resolve()), "--hook-worker"]
+            command += [variant, str(passes), str(items), str(tmp / f"count-{variant}.jsonl")]
+            done = subprocess.run(command, env=env, capture_output=True, text=True)
+            found = re.search(r"Collected : (\d+)", done.stderr)
+            if done.returncode != 0 or found is None:
+                raise SystemExit(f"callgrind failed:\n{done.stderr[-2000:]}")
+            counts[variant, passes] = int(found[1])
+    return {v: (counts[v, 2] - counts[v, 1]) / len(targets) for v in ("full", "least")}
+
+
 def scenario_hook(args: Any, tmp: Path) -> None:
     """The hook alone, by part, on dirty targets with the log on."""
     targets = mix_targets(max(1, args.requests // args.rounds), 1.0)
-    cpu = hook_parts(targets, args.mode, tmp / "hook-parts.jsonl")
+    cpu = hook_parts(targets, args.mode, tmp / "hook-parts.jsonl", args.hook_rounds)
     print(
         f"\nhook by part: {len(targets)} dirty targets, log on, urlsan_mode={args.mode}; "
-        "CPU µs per request (best of 5 interleaved rounds; each part measured by stubbing it out)"
+        f"CPU µs per request (best of {args.hook_rounds} interleaved rounds; each part measured "
+        "by stubbing it out)"
     )
     rows: list[tuple[object, ...]] = [
         (part, f"{(cpu[whole] - cpu[without]) * 1e6:.1f}") for part, whole, without in HOOK_PARTS
@@ -350,6 +397,15 @@ def scenario_hook(args: Any, tmp: Path) -> None:
         ("the least a hook can do (`_least_hook`)", f"{(cpu['least'] - cpu['no hook']) * 1e6:.1f}")
     )
     table(("part", "µs"), rows)
+    least = cpu["least"] - cpu["no hook"]
+    if least > 0:
+        print(f"whole hook / least hook: {(cpu['full'] - cpu['no hook']) / least:.2f}x")
+    if args.count:
+        counted = hook_instructions(targets, tmp)
+        print(
+            f"instructions per request (callgrind): whole hook {counted['full']:,.0f}, least "
+            f"hook {counted['least']:,.0f}: {counted['full'] / counted['least']:.2f}x"
+        )
     chain, per_event, one_more = dispatch_cost()
     print(
         f"\nmitmproxy's addon chain ({chain} of mitmdump's addons, all but its terminal log and "
@@ -751,6 +807,13 @@ def main() -> int:
         help="the hostile client's target shapes, one after the other (default: all)",
     )
     parser.add_argument("--hostile-rounds", type=int, default=2, help="rounds (hostile)")
+    parser.add_argument(
+        "--hook-rounds",
+        type=int,
+        default=5,
+        help="interleaved rounds of the hook by part, the best of which is kept (hook); more "
+        "on a busy machine",
+    )
     parser.add_argument("--large", type=int, default=1000, help="huge requests (memory)")
     parser.add_argument(
         "--addon-set",
@@ -772,7 +835,21 @@ def main() -> int:
         default=Path(__file__).resolve().parent.parent.parent / "shared" / "data",
         help="where bench/core.py's corpora are (--targets real)",
     )
+    parser.add_argument(
+        "--count",
+        action="store_true",
+        help="count the whole and the least hook's instructions per request under callgrind "
+        "too (hook; valgrind, a few minutes)",
+    )
+    parser.add_argument("--hook-worker", nargs=4, help=argparse.SUPPRESS)  # hook_instructions'
     args = parser.parse_args()
+    if args.hook_worker:
+        variant, passes, items, log = args.hook_worker
+        targets = [
+            t.encode("utf-8", "surrogateescape") for t in json.loads(Path(items).read_text())
+        ]
+        _hook_pass(variant, targets, int(passes), Path(log))
+        return 0
     global POOLS
     if args.targets == "real":
         POOLS = load_real_targets(args.corpus_dir)

@@ -223,3 +223,30 @@ def test_every_occurrence_of_a_finding_is_recorded() -> None:
     assert json.loads(record.encode_record(rec))["findings"][0]["offsets"] == [3, 8, 13]
     (one,) = build(canonicalize("/a/./b", form="origin"))["findings"]
     assert "offsets" not in one  # one occurrence: it is at "offset"
+
+
+def test_redaction_masks_an_escaped_secret_in_targets_and_edits() -> None:
+    """A secret parameter whose name is %-escaped is masked in both targets, in an edit inside
+    its value and in an edit that shows the whole query; edits that hold no value stay."""
+    edit = {"rule": "decode-unreserved", "component": "query"}
+    record = {
+        "before": "/p?%74oken=abc&q=%7e",
+        "after": "/p?token=abc&q=~",
+        "edits": [
+            {**edit, "start": 3, "end": 6, "before": "%74", "after": "t"},
+            {**edit, "start": 11, "end": 12, "before": "a", "after": "A"},
+            {**edit, "start": 15, "end": 18, "before": "%7e", "after": "~"},
+            {**edit, "rule": "sort-query", "start": 3, "end": 20,
+             "before": "%74oken=abc&q=%7e", "after": "token=abc&q=~"},
+        ],
+    }  # fmt: skip
+    out = REDACTOR.record(record)
+    assert out["before"] == "/p?%74oken=***&q=%7e"
+    assert out["after"] == "/p?token=***&q=~"
+    assert [(e["before"], e["after"]) for e in out["edits"]] == [
+        ("%74", "t"),
+        ("***", "***"),
+        ("%7e", "~"),
+        ("%74oken=***&q=%7e", "token=***&q=~"),
+    ]
+    assert record["before"] == "/p?%74oken=abc&q=%7e"  # a copy: the flow's facts keep theirs
