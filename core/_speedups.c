@@ -1200,12 +1200,37 @@ static int decodes(const Py_UCS4 *u, Py_ssize_t n) {
     return 0;
 }
 
+/* The characters a "." of a decoded path can come from: 2 for a dot source ("." itself, the "%"
+ * of an escape, a surrogateescape'd raw byte U+DC80..U+DCFF, which an overlong sequence starts
+ * with), 1 for the other characters of an escape ("%2e", "%u002e", "%c0%ae", "%252e": hex digits
+ * and "u"), 0 for the rest.  Made once by make_pct_strings(). */
+static unsigned char dot_stuff[256];
+
+/* Whether two lax decodes (lax_decode, twice) of the path target[s:e] may hold a ".." segment:
+ * each "." of a decode's output comes from its own run of the input that holds a dot source
+ * ("%2e" -> ".", "%u002e" -> ".", "%c0" "%ae" -> ".", "%25" "2e" -> "%2e" -> "."), and made of
+ * escape characters only; the two "." of a ".." are side by side, so their runs are one run of
+ * escape characters with two dot sources in it.  No such run: no decode climbs, and
+ * decoded_climb() needs no decode (most paths a trick marks: a raw "\", an escaped "/"). */
+static int may_decode_dotdot(State *st, Py_ssize_t s, Py_ssize_t e) {
+    int sources = 0;
+    const Py_UCS1 *s1 = st->s1;
+    for (Py_ssize_t i = s; i < e; i++) {
+        Py_UCS4 c = s1 ? s1[i] : CH(st, i);
+        int k = c < 256 ? dot_stuff[c] : c >= 0xDC80 && c <= 0xDCFF ? 2 : 0;
+        sources = k ? sources + (k == 2) : 0;
+        if (sources == 2) return 1;
+    }
+    return 0;
+}
+
 /* decoded-dot-segment-above-root: a ".." that one or two decodes make climb above the root of
  * the path target[s:e], where the raw path does not (the decodes a backend behind the proxy may
  * make: CWE-174).  0, or -1 with an exception set. */
 static int decoded_climb(State *st, Py_ssize_t s, Py_ssize_t e) {
     for (int k = 0; k < st->nfindings; k++)
         if (st->findings[k].rule == F_ABOVE_ROOT && st->findings[k].component == C_PATH) return 0;
+    if (!may_decode_dotdot(st, s, e)) return 0;
     Py_ssize_t n = e - s;
     Py_UCS4 *buf = PyMem_Malloc((size_t)(3 * n + 1) * sizeof(Py_UCS4));
     if (!buf) { PyErr_NoMemory(); return -1; }
@@ -2946,6 +2971,8 @@ static struct PyModuleDef module = {
 };
 
 static int make_pct_strings(void) {
+    for (int c = 0; c < 256; c++) dot_stuff[c] = hexval((Py_UCS4)c) >= 0 || c == 'u' || c == 'U';
+    dot_stuff['.'] = dot_stuff['%'] = 2;
     for (int b = 0; b < 256; b++) {
         char s[4] = {'%', HEX[b >> 4], HEX[b & 15], 0};
         pct_str[b] = PyUnicode_InternFromString(s);
