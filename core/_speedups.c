@@ -900,6 +900,22 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
             continue;
         }
         char enc[12];
+        if (c == '%' && decode && i + 2 < e) {
+            /* The escape most dirty targets hold: an unreserved letter or digit that
+             * decode-unreserved decodes ("%7E", "%41").  None of findings._ESCAPE_TRICKS
+             * ("%25" "%u" "%00" "%0D" "%0A"), no decode trick, no UTF-8 and no path mark is an
+             * unreserved byte but "." ("%2E": escaped-dot), which takes the general way. */
+            int hi = hexval(CH(st, i + 1)), lo = hi >= 0 ? hexval(CH(st, i + 2)) : -1;
+            int byte = hi << 4 | lo;
+            if (lo >= 0 && byte < 128 && byte != '.' && unres[byte]) {
+                enc[0] = (char)(st->host_lower && byte >= 'A' && byte <= 'Z' ? byte | 0x20 : byte);
+                if (char_edit(st, R_DECODE, component, i, i + 3, out->n, 1) < 0 ||
+                    buf_putc(out, enc[0]) < 0)
+                    return FAIL;
+                i += 2;
+                continue;
+            }
+        }
         if (c == '%') {
             int rule, n = tricks && i >= trick_end ? escape_trick(st, i, e, &rule) : 0;
             if (n) {
