@@ -1153,6 +1153,40 @@ static int climbs(const Py_UCS4 *u, Py_ssize_t n) {
     }
 }
 
+/* The "." at u[i], a segment's character before end, as findings.path reads it: 1 for ".", 3
+ * for "%2E" (either case), 0 for none.  "%2E" holds no "/": it is one segment's, alone. */
+static inline int dot_at(const Py_UCS4 *u, Py_ssize_t i, Py_ssize_t end) {
+    if (u[i] == '.') return 1;
+    return u[i] == '%' && end - i >= 3 && u[i + 1] == '2' && (u[i + 2] | 0x20) == 'e' ? 3 : 0;
+}
+
+/* climbs() on u[0:n] with each "%2E" read as "." (findings.path's text), without writing that
+ * text out first: a segment is "." or ".." when it is one or two of dot_at()'s dots, end to end
+ * (they tile it one way only: each starts with "." or "%"). */
+static int climbs_escaped(const Py_UCS4 *u, Py_ssize_t n) {
+    Py_ssize_t seg = 0, depth = 0;
+    while (seg < n && u[seg] != '/') seg++; /* what comes before the first "/" is no segment */
+    if (seg == n) return 0;
+    for (seg++;; seg++) {
+        Py_ssize_t end = seg, k = seg;
+        while (end < n && u[end] != '/') end++;
+        int dots = 0; /* the segment's dots while it is made of them; 3: it is not "." or ".." */
+        while (k < end && dots < 3) {
+            int d = dot_at(u, k, end);
+            k += d;
+            dots = d ? dots + 1 : 3;
+        }
+        if (dots == 2) {
+            if (depth == 0) return 1;
+            depth--;
+        } else if (dots != 1 && end < n) {
+            depth++;
+        }
+        if (end == n) return 0;
+        seg = end;
+    }
+}
+
 static inline int hex4(const Py_UCS4 *u) {
     int v = 0;
     for (int k = 0; k < 4; k++) {
@@ -1251,21 +1285,12 @@ static int decoded_climb(State *st, Py_ssize_t s, Py_ssize_t e) {
     Py_UCS4 *buf = PyMem_Malloc((size_t)(3 * n + 1) * sizeof(Py_UCS4));
     if (!buf) { PyErr_NoMemory(); return -1; }
     Py_UCS4 *raw = buf, *once = buf + n, *twice = buf + 2 * n;
-    Py_ssize_t r = 0; /* the path with "%2E" as "." and "\\" as "/" (findings.path's text) */
-    for (Py_ssize_t i = s; i < e; i++) {
+    for (Py_ssize_t i = s; i < e; i++) { /* the path with "\\" as "/" */
         Py_UCS4 c = CH(st, i);
         raw[i - s] = c == '\\' ? '/' : c;
     }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (raw[i] == '%' && n - i >= 3 && raw[i + 1] == '2' && (raw[i + 2] | 0x20) == 'e') {
-            once[r++] = '.';
-            i += 2;
-        } else {
-            once[r++] = raw[i];
-        }
-    }
     int rc = 0;
-    if (!climbs(once, r) && decodes(raw, n)) {
+    if (!climbs_escaped(raw, n) && decodes(raw, n)) {
         Py_ssize_t n1 = lax_decode(raw, n, once), n2 = 0;
         const Py_UCS4 *view = climbs(once, n1) ? once : NULL;
         if (!view && decodes(once, n1)) {

@@ -1151,6 +1151,7 @@ DECODED_CLIMBS = [
     "/%c0%ae\udcc0\udcae/x",
     "/%e0%80%ae%e0%80%ae/x",
     "/a%2f%252e%252e%2f%252e%252e/x",
+    "/a/%2e%2E/%252e%252e/x",  # "%2E" read as "." before any decode, then a decode's ".."
 ]
 NO_DECODED_CLIMB = [
     "/a\\..\\..\\x",  # it climbs raw: dot-segment-above-root
@@ -1162,6 +1163,8 @@ NO_DECODED_CLIMB = [
     "/x.%2f.y",
     "/a/%c0%ae/b",
     "/\udcc0\udcae/x",
+    "/a/.%2E/%2e./%25",  # it climbs before any decode: dot-segment-above-root
+    "/a/%2e/b/%2E%2e/%2e%2e%2e/%252e%252e/%252e%252e/x",  # "..." is no dot segment
 ]
 
 
