@@ -906,8 +906,8 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
              * ("%25" "%u" "%00" "%0D" "%0A"), no decode trick, no UTF-8 and no path mark is an
              * unreserved byte but "." ("%2E": escaped-dot), which takes the general way. */
             int hi = hexval(CH(st, i + 1)), lo = hi >= 0 ? hexval(CH(st, i + 2)) : -1;
-            int byte = hi << 4 | lo;
-            if (lo >= 0 && byte < 128 && byte != '.' && unres[byte]) {
+            int byte = lo >= 0 ? hi << 4 | lo : -1; /* no shift of -1 (undefined in C) */
+            if (byte >= 0 && byte < 128 && byte != '.' && unres[byte]) {
                 enc[0] = (char)(st->host_lower && byte >= 'A' && byte <= 'Z' ? byte | 0x20 : byte);
                 if (char_edit(st, R_DECODE, component, i, i + 3, out->n, 1) < 0 ||
                     buf_putc(out, enc[0]) < 0)
