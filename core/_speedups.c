@@ -900,6 +900,22 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
             continue;
         }
         char enc[12];
+        if (c == '%' && decode && i + 2 < e) {
+            /* The escape most dirty targets hold: an unreserved letter or digit that
+             * decode-unreserved decodes ("%7E", "%41").  None of findings._ESCAPE_TRICKS
+             * ("%25" "%u" "%00" "%0D" "%0A"), no decode trick, no UTF-8 and no path mark is an
+             * unreserved byte but "." ("%2E": escaped-dot), which takes the general way. */
+            int hi = hexval(CH(st, i + 1)), lo = hi >= 0 ? hexval(CH(st, i + 2)) : -1;
+            int byte = lo >= 0 ? hi << 4 | lo : -1; /* no shift of -1 (undefined in C) */
+            if (byte >= 0 && byte < 128 && byte != '.' && unres[byte]) {
+                enc[0] = (char)(st->host_lower && byte >= 'A' && byte <= 'Z' ? byte | 0x20 : byte);
+                if (char_edit(st, R_DECODE, component, i, i + 3, out->n, 1) < 0 ||
+                    buf_putc(out, enc[0]) < 0)
+                    return FAIL;
+                i += 2;
+                continue;
+            }
+        }
         if (c == '%') {
             int rule, n = tricks && i >= trick_end ? escape_trick(st, i, e, &rule) : 0;
             if (n) {
@@ -1137,6 +1153,40 @@ static int climbs(const Py_UCS4 *u, Py_ssize_t n) {
     }
 }
 
+/* The "." at u[i], a segment's character before end, as findings.path reads it: 1 for ".", 3
+ * for "%2E" (either case), 0 for none.  "%2E" holds no "/": it is one segment's, alone. */
+static inline int dot_at(const Py_UCS4 *u, Py_ssize_t i, Py_ssize_t end) {
+    if (u[i] == '.') return 1;
+    return u[i] == '%' && end - i >= 3 && u[i + 1] == '2' && (u[i + 2] | 0x20) == 'e' ? 3 : 0;
+}
+
+/* climbs() on u[0:n] with each "%2E" read as "." (findings.path's text), without writing that
+ * text out first: a segment is "." or ".." when it is one or two of dot_at()'s dots, end to end
+ * (they tile it one way only: each starts with "." or "%"). */
+static int climbs_escaped(const Py_UCS4 *u, Py_ssize_t n) {
+    Py_ssize_t seg = 0, depth = 0;
+    while (seg < n && u[seg] != '/') seg++; /* what comes before the first "/" is no segment */
+    if (seg == n) return 0;
+    for (seg++;; seg++) {
+        Py_ssize_t end = seg, k = seg;
+        while (end < n && u[end] != '/') end++;
+        int dots = 0; /* the segment's dots while it is made of them; 3: it is not "." or ".." */
+        while (k < end && dots < 3) {
+            int d = dot_at(u, k, end);
+            k += d;
+            dots = d ? dots + 1 : 3;
+        }
+        if (dots == 2) {
+            if (depth == 0) return 1;
+            depth--;
+        } else if (dots != 1 && end < n) {
+            depth++;
+        }
+        if (end == n) return 0;
+        seg = end;
+    }
+}
+
 static inline int hex4(const Py_UCS4 *u) {
     int v = 0;
     for (int k = 0; k < 4; k++) {
@@ -1200,31 +1250,47 @@ static int decodes(const Py_UCS4 *u, Py_ssize_t n) {
     return 0;
 }
 
+/* The characters a "." of a decoded path can come from: 2 for a dot source ("." itself, the "%"
+ * of an escape, a surrogateescape'd raw byte U+DC80..U+DCFF, which an overlong sequence starts
+ * with), 1 for the other characters of an escape ("%2e", "%u002e", "%c0%ae", "%252e": hex digits
+ * and "u"), 0 for the rest.  Made once by make_pct_strings(). */
+static unsigned char dot_stuff[256];
+
+/* Whether two lax decodes (lax_decode, twice) of the path target[s:e] may hold a ".." segment:
+ * each "." of a decode's output comes from its own run of the input that holds a dot source
+ * ("%2e" -> ".", "%u002e" -> ".", "%c0" "%ae" -> ".", "%25" "2e" -> "%2e" -> "."), and made of
+ * escape characters only; the two "." of a ".." are side by side, so their runs are one run of
+ * escape characters with two dot sources in it.  No such run: no decode climbs, and
+ * decoded_climb() needs no decode (most paths a trick marks: a raw "\", an escaped "/"). */
+static int may_decode_dotdot(State *st, Py_ssize_t s, Py_ssize_t e) {
+    int sources = 0;
+    const Py_UCS1 *s1 = st->s1;
+    for (Py_ssize_t i = s; i < e; i++) {
+        Py_UCS4 c = s1 ? s1[i] : CH(st, i);
+        int k = c < 256 ? dot_stuff[c] : c >= 0xDC80 && c <= 0xDCFF ? 2 : 0;
+        sources = k ? sources + (k == 2) : 0;
+        if (sources == 2) return 1;
+    }
+    return 0;
+}
+
 /* decoded-dot-segment-above-root: a ".." that one or two decodes make climb above the root of
  * the path target[s:e], where the raw path does not (the decodes a backend behind the proxy may
  * make: CWE-174).  0, or -1 with an exception set. */
 static int decoded_climb(State *st, Py_ssize_t s, Py_ssize_t e) {
     for (int k = 0; k < st->nfindings; k++)
         if (st->findings[k].rule == F_ABOVE_ROOT && st->findings[k].component == C_PATH) return 0;
+    if (!may_decode_dotdot(st, s, e)) return 0;
     Py_ssize_t n = e - s;
     Py_UCS4 *buf = PyMem_Malloc((size_t)(3 * n + 1) * sizeof(Py_UCS4));
     if (!buf) { PyErr_NoMemory(); return -1; }
     Py_UCS4 *raw = buf, *once = buf + n, *twice = buf + 2 * n;
-    Py_ssize_t r = 0; /* the path with "%2E" as "." and "\\" as "/" (findings.path's text) */
-    for (Py_ssize_t i = s; i < e; i++) {
+    for (Py_ssize_t i = s; i < e; i++) { /* the path with "\\" as "/" */
         Py_UCS4 c = CH(st, i);
         raw[i - s] = c == '\\' ? '/' : c;
     }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (raw[i] == '%' && n - i >= 3 && raw[i + 1] == '2' && (raw[i + 2] | 0x20) == 'e') {
-            once[r++] = '.';
-            i += 2;
-        } else {
-            once[r++] = raw[i];
-        }
-    }
     int rc = 0;
-    if (!climbs(once, r) && decodes(raw, n)) {
+    if (!climbs_escaped(raw, n) && decodes(raw, n)) {
         Py_ssize_t n1 = lax_decode(raw, n, once), n2 = 0;
         const Py_UCS4 *view = climbs(once, n1) ? once : NULL;
         if (!view && decodes(once, n1)) {
@@ -2946,6 +3012,8 @@ static struct PyModuleDef module = {
 };
 
 static int make_pct_strings(void) {
+    for (int c = 0; c < 256; c++) dot_stuff[c] = hexval((Py_UCS4)c) >= 0 || c == 'u' || c == 'U';
+    dot_stuff['.'] = dot_stuff['%'] = 2;
     for (int b = 0; b < 256; b++) {
         char s[4] = {'%', HEX[b >> 4], HEX[b & 15], 0};
         pct_str[b] = PyUnicode_InternFromString(s);

@@ -1134,3 +1134,44 @@ def test_kept_results_are_not_walked_by_the_cyclic_collector() -> None:
         assert not any(gc.is_tracked(x) for x in (r.edits, r.findings, *r.edits, *r.findings))
     # The collector's view changes nothing a caller sees: values as the reference makes them.
     assert kept[7] == canonicalize_python(targets[7], Policy())
+
+
+# decoded-dot-segment-above-root: each "." that a decode makes comes from a run of escape
+# characters holding a dot source of its own ("." "%" or a raw byte); the twin decodes only a
+# path with a run holding two of them (_speedups.c, may_decode_dotdot).  A ".." a decode makes,
+# from every kind of source, and paths a trick marks whose decodes make no "..".
+DECODED_CLIMBS = [
+    "/%252e%252e/x",
+    "/%%32%65%%32%65/x",
+    "/%c0%ae%c0%ae/x",
+    "/%u002e%u002e/x",
+    "/%25u002e%25u002e/x",
+    "/.%252e/x",
+    "/%252e./x",
+    "/%c0%ae\udcc0\udcae/x",
+    "/%e0%80%ae%e0%80%ae/x",
+    "/a%2f%252e%252e%2f%252e%252e/x",
+    "/a/%2e%2E/%252e%252e/x",  # "%2E" read as "." before any decode, then a decode's ".."
+]
+NO_DECODED_CLIMB = [
+    "/a\\..\\..\\x",  # it climbs raw: dot-segment-above-root
+    "/\udcc0\udcae\udcc0\udcae/x",  # raw bytes mark no trick: no decode is looked at
+    "/a\\b/c",
+    "/a%2fb/c.d",
+    "/a%252eb/c",
+    "/%252e/x",
+    "/x.%2f.y",
+    "/a/%c0%ae/b",
+    "/\udcc0\udcae/x",
+    "/a/.%2E/%2e./%25",  # it climbs before any decode: dot-segment-above-root
+    "/a/%2e/b/%2E%2e/%2e%2e%2e/%252e%252e/%252e%252e/x",  # "..." is no dot segment
+]
+
+
+@needs_twin
+@pytest.mark.parametrize("path", DECODED_CLIMBS + NO_DECODED_CLIMB)
+def test_twin_finds_the_climbs_decodes_make_as_the_reference(path: str) -> None:
+    for where in ("", "http://h"):
+        check_twin(where + path, Policy(), "auto")
+    found = {f.rule for f in canonicalize(path).findings}
+    assert ("decoded-dot-segment-above-root" in found) == (path in DECODED_CLIMBS)
