@@ -151,7 +151,9 @@ def _command(command: str) -> Callable[[list[str]], Callable[[int], None]]:
 
 
 def _hook(items: list[str]) -> Callable[[int], None]:
-    """The proxy addon's hook on each request, log on, as mitmproxy calls it (taddons)."""
+    """The proxy addon's hooks for each request, log on, as mitmproxy calls them (taddons):
+    its request headers, then the response's (an upstream's 200, unless urlsan answered),
+    where the audit record is written."""
     from mitmproxy.test import taddons, tflow, tutils
 
     from urlsan.addon.sanitizer import UrlSanitizer
@@ -168,9 +170,14 @@ def _hook(items: list[str]) -> Callable[[int], None]:
         for _ in range(2)
     ]
 
+    answer = tutils.tresp()
+
     def one_pass(n: int) -> None:
         for flow in flows[n]:
             addon.requestheaders(flow)
+            if flow.response is None:
+                flow.response = answer
+            addon.responseheaders(flow)
 
     return one_pass
 
@@ -193,7 +200,7 @@ MEASURES: dict[str, tuple[str, Callable[[Path], list[str]], Callable[..., Any]]]
     "surt-urlsan": ("surt(), urlsan profile, dirty", _dirty, _surt("urlsan")),
     "canon": ("urlsan canon, per line, dirty", _dirty, _command("canon")),
     "audit": ("urlsan audit, per access log line", _access_log, _command("audit")),
-    "hook": ("the addon's hook, per dirty request", _targets, _hook),
+    "hook": ("the addon's hooks, per dirty request", _targets, _hook),
 }
 # The measures whose items go through canonicalize under a policy: their share leaving the
 # compiled path is printed beside them.
