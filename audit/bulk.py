@@ -1,12 +1,14 @@
 """The plain records of an audit log, read by the block instead of by the line.
 
-Most records of a log are alike: written by `urlsan.audit.record.encode_record`, no findings,
-no servers reading the target otherwise, ASCII.  One regular expression (`_LINE`) matches such a
-record whole, in the exact shape the writer gives it, and captures the few fields `urlsan report`
-counts; ``findall`` runs it over a block of thousands of lines in one call, and `Scanner` counts
-the columns it returns (`Block`).  A line it does not match (findings, another writer's key
-order, an escape in a field the report counts, a malformed line) is left to ``json.loads``, as
-before: both ways count a line the same (tests/audit/test_report_bulk.py).
+Most records of a log are alike: written by `urlsan.audit.record.encode_record`, no servers
+reading the target otherwise, ASCII, most without findings.  One regular expression (`_LINE`)
+matches such a record whole, in the exact shape the writer gives it, and captures the few fields
+`urlsan report` counts; ``findall`` runs it over a block of thousands of lines in one call, and
+`Scanner` counts the columns it returns (`Block`).  A matched record with findings is counted so
+too, and handed back (`Scan.found`) for ``json.loads`` to read its findings.  A line it does not
+match (servers reading the target otherwise, another writer's key order, an escape in a field the
+report counts, a malformed line) is left to ``json.loads`` whole, as before: both ways count a
+line the same (tests/audit/test_report_bulk.py).
 
 Why every line `_LINE` matches is one that ``json.loads`` reads to the same values: the shape is
 JSON's own grammar narrowed (no white space, fixed keys in a fixed order, so no key twice);
@@ -84,8 +86,8 @@ _RULE = re.compile(rb'"rule":"([^"]*)"')
 
 
 class Block(NamedTuple):
-    """A block of lines as columns, one item per line; a line that is no plain record has
-    ``b""`` in every column but `other`, which holds it (without its line end)."""
+    """A block of lines as columns, one item per line; a line `_LINE` does not match as a
+    record has ``b""`` in every column but `other`, which holds it (without its line end)."""
 
     time: Sequence[bytes]  # b"2026-11-22T04:00:07.250" (its "Z" left out)
     minute: Sequence[bytes]  # b"2026-11-22T04:00"

@@ -9,11 +9,11 @@ record being written and left out, not counted as malformed.  A file most of who
 audit records (JSON objects with an ``action``) is not an audit log: `Summary.not_audit_logs`
 names it, and ``urlsan report`` refuses it rather than report "0 requests".
 
-`Summary.read` takes a log in blocks of 8 MiB: the plain records of a block (no findings, no
-escapes, the writer's own shape: most of a log) are matched and counted by the block
-(`urlsan.audit.bulk`: in C where it is built), every other line is read by ``json.loads`` and `add`,
-and the summary is the one reading every line with ``json.loads`` gives, down to the order of
-equal counts (tests/audit/test_report_bulk.py).
+`Summary.read` takes a log in blocks of 8 MiB: the records of a block in the writer's own shape
+(most of a log) are matched and counted by the block (`urlsan.audit.bulk`: in C where it is
+built), and of those only the findings are read by ``json.loads``; every other line is read by
+``json.loads`` and `add`, and the summary is the one reading every line with ``json.loads``
+gives, down to the order of equal counts (tests/audit/test_report_bulk.py).
 
 Findings are shown by severity (a record written before findings carried one gets it from
 `urlsan.core.taxonomy`), with the weaknesses each points at, the requests answered 2xx, and a
