@@ -19,7 +19,6 @@ the contenders so that drift of the machine hits all alike; the best round count
 from __future__ import annotations
 
 import argparse
-import contextlib
 import gc
 import random
 import statistics
@@ -192,12 +191,19 @@ def contenders() -> dict[str, Callable[[str], object]]:
 
 
 def run(fn: Callable[[str], object], urls: list[str]) -> float:
-    """Seconds for one pass; exceptions of the slower peers count as done work."""
+    """Seconds for one pass; exceptions of the slower peers count as done work.
+
+    A ``try`` costs nothing until something is raised (CPython 3.11's zero-cost exceptions);
+    ``with contextlib.suppress()`` around each call cost 0.28 µs a URL more (Python 3.11; 0.37
+    on 3.12), the same for every contender: more than urlsan spends on a clean URL, which drew
+    every ratio towards 1."""
     gc.collect()
     t0 = time.perf_counter()
     for u in urls:
-        with contextlib.suppress(Exception):
+        try:
             fn(u)
+        except Exception:  # a peer's refusal is its answer, timed as work done
+            continue
     return time.perf_counter() - t0
 
 

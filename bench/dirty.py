@@ -30,15 +30,14 @@ import argparse
 import json
 import os
 import random
-import re
-import subprocess
 import sys
 import tempfile
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from corpus import CORPORA, load  # bench/corpus.py: this folder is on sys.path when run
+import callgrind  # bench/callgrind.py: this folder is on sys.path when run
+from corpus import CORPORA, load  # bench/corpus.py
 
 from core import run  # bench/core.py: one pass, timed, exceptions counted as done work
 from urlsan.core import Policy, canonicalize, compiled
@@ -239,20 +238,14 @@ for _ in range(int(sys.argv[3])):
 
 
 def instructions(who: str, urls: list[str]) -> float:
-    """Instructions per URL of ``who`` ("urlsan" or "url-py") on ``urls``."""
+    """Instructions per URL of ``who`` ("urlsan" or "url-py") on ``urls`` (bench/callgrind.py)."""
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(urls, f)
-    counts = []
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
     try:
-        for passes in ("1", "2"):
-            command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
-            command += [sys.executable, "-c", WORKER, who, f.name, passes]
-            done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
-            counts.append(int(re.search(r"Collected : (\d+)", done.stderr)[1]))  # type: ignore[index]
+        argv = ["-c", WORKER, who, f.name]
+        return callgrind.per_item(lambda passes: [*argv, str(passes)], len(urls))
     finally:
         os.unlink(f.name)
-    return (counts[1] - counts[0]) / len(urls)
 
 
 def instructions_table(sets: dict[str, list[str]]) -> None:

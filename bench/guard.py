@@ -30,10 +30,10 @@ import platform
 import random
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -218,26 +218,6 @@ def worker(name: str, items_file: Path, passes: int) -> None:
         one_pass(n)
 
 
-def count(name: str, items_file: Path, passes: int) -> int:
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
-    env.pop("PYTHONSTARTUP", None)
-    command = [
-        "valgrind",
-        "--tool=callgrind",
-        "--callgrind-out-file=/dev/null",
-        sys.executable,
-        str(Path(__file__).resolve()),
-        "--worker",
-        name,
-        str(items_file),
-        str(passes),
-    ]
-    done = subprocess.run(command, env=env, capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit(f"guard: measure {name} failed:\n{done.stderr[-2000:]}")
-    return int(re.search(r"Collected : (\d+)", done.stderr)[1])  # type: ignore[index]
-
-
 def declined_share(name: str, items: list[str]) -> str:
     """The share of the items the compiled twin leaves to the Python driver."""
     if name not in POLICY_OF:
@@ -255,13 +235,20 @@ def declined_share(name: str, items: list[str]) -> str:
     return f"{100 * left / max(len(items), 1):.2f}%"
 
 
+def _with_passes(argv: list[str], passes: int) -> list[str]:
+    return [*argv, str(passes)]
+
+
 def measure(names: list[str], corpus_dir: Path) -> Iterator[tuple[str, int, float, str]]:
+    import callgrind  # bench/callgrind.py: a run of two passes less a run of one
+
     with tempfile.TemporaryDirectory(prefix="urlsan-guard-") as tmp:
         for name in names:
             items = MEASURES[name][1](corpus_dir)
             items_file = Path(tmp) / f"{name}.json"
             items_file.write_text(json.dumps(items), encoding="utf-8", errors="surrogateescape")
-            per_item = (count(name, items_file, 2) - count(name, items_file, 1)) / len(items)
+            script = [str(Path(__file__).resolve()), "--worker", name, str(items_file)]
+            per_item = callgrind.per_item(partial(_with_passes, script), len(items))
             yield name, len(items), per_item, declined_share(name, items)
 
 

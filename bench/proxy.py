@@ -52,7 +52,6 @@ import contextlib
 import json
 import os
 import random
-import re
 import socket
 import statistics
 import subprocess
@@ -68,6 +67,7 @@ from typing import Any, BinaryIO
 if not __package__:  # python bench/proxy.py: the checkout's root, for tests.harness and bench
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench import callgrind
 from tests.harness import Mitmdump, mitmdump_command, upstream_process
 from urlsan.addon.sanitizer import MAX_TARGET
 
@@ -360,24 +360,17 @@ def _hook_pass(variant: str, targets: list[bytes], passes: int, log: Path) -> No
 
 def hook_instructions(targets: list[bytes], tmp: Path) -> dict[str, float]:
     """Instructions per request of the whole hook and of the least hook, counted under
-    ``valgrind --tool=callgrind`` as bench/guard.py counts them: a run with one pass over
-    ``targets`` taken from a run with two (start-up, imports and warm-up cancel out).  The
-    load of a shared machine does not move them, as it moves CPU time."""
+    callgrind as bench/guard.py counts them (bench/callgrind.py).  The load of a shared machine
+    does not move them, as it moves CPU time."""
     items = tmp / "hook-targets.json"
     items.write_text(json.dumps([t.decode("utf-8", "surrogateescape") for t in targets]))
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
-    counts: dict[tuple[str, int], int] = {}
-    for variant in ("full", "least"):
-        for passes in (1, 2):
-            command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
-            command += [sys.executable, str(Path(__file__).resolve()), "--hook-worker"]
-            command += [variant, str(passes), str(items), str(tmp / f"count-{variant}.jsonl")]
-            done = subprocess.run(command, env=env, capture_output=True, text=True)
-            found = re.search(r"Collected : (\d+)", done.stderr)
-            if done.returncode != 0 or found is None:
-                raise SystemExit(f"callgrind failed:\n{done.stderr[-2000:]}")
-            counts[variant, passes] = int(found[1])
-    return {v: (counts[v, 2] - counts[v, 1]) / len(targets) for v in ("full", "least")}
+    script = str(Path(__file__).resolve())
+
+    def argv(variant: str) -> Callable[[int], list[str]]:
+        log = str(tmp / f"count-{variant}.jsonl")
+        return lambda passes: [script, "--hook-worker", variant, str(passes), str(items), log]
+
+    return {v: callgrind.per_item(argv(v), len(targets)) for v in ("full", "least")}
 
 
 def scenario_hook(args: Any, tmp: Path) -> None:
