@@ -24,7 +24,7 @@ endif
 .PHONY: guard install test check lint typecheck pytest pytest-slow pytest-pure run docs dist bench bench-proxy check-all clean
 
 # The compiled twin and the column loop: a change rebuilds them.
-C_SOURCES := core/_speedups.c core/_columns.c core/_twin.h audit/_bulk.c
+C_SOURCES := core/_speedups.c core/_columns.c core/_entry.h core/_twin.h audit/_bulk.c
 
 $(PY):
 	$(PYTHON) -m venv $(VENV_ARGS) $(VENV)

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <structmember.h>
 
+#include "_entry.h"
 #include "_twin.h"
 
 /* The result's data buffer: a bytes object written in place, grown by doubling, cut to size
@@ -1470,14 +1471,6 @@ static PyObject *surt_entry_call(SurtEntry *self, PyObject *const *args, size_t 
     return PyObject_Vectorcall(self->full, call, 2, NULL);
 }
 
-static PyObject *surt_entry_get(PyObject *self, PyObject *obj, PyObject *type) {
-    /* A descriptor as a function is, so that pydoc and inspect take it for a routine; on a
-     * class it stays itself, as a staticmethod would (as canonicalize's entry does). */
-    (void)obj;
-    (void)type;
-    return Py_NewRef(self);
-}
-
 static int surt_entry_traverse(SurtEntry *self, visitproc visit, void *arg) {
     Py_VISIT(Py_TYPE(self));
     Py_VISIT(self->dict);
@@ -1505,24 +1498,6 @@ static void surt_entry_dealloc(SurtEntry *self) {
     Py_DECREF(type);
 }
 
-/* pickle (--jobs, Dask, Spark ship functions so): by reference, as a Python function is; a str
- * from __reduce__ names the global in the module __module__ names (both copied from the Python
- * function by update_wrapper). */
-static PyObject *surt_entry_reduce(PyObject *self, PyObject *unused) {
-    (void)unused;
-    return PyObject_GetAttrString(self, "__qualname__");
-}
-
-static PyMethodDef surt_entry_methods[] = {
-    {"__reduce__", surt_entry_reduce, METH_NOARGS, NULL},
-    {NULL, NULL, 0, NULL},
-};
-
-static PyGetSetDef surt_entry_getset[] = {
-    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
-    {NULL, NULL, NULL, NULL, NULL},
-};
-
 static PyMemberDef surt_entry_members[] = {
     {"__dictoffset__", T_PYSSIZET, offsetof(SurtEntry, dict), READONLY, NULL},
     {"__vectorcalloffset__", T_PYSSIZET, offsetof(SurtEntry, vectorcall), READONLY, NULL},
@@ -1532,12 +1507,12 @@ static PyMemberDef surt_entry_members[] = {
 static PyType_Slot surt_entry_slots[] = {
     {Py_tp_doc, "surt with the ia profile's common call in C: see its __wrapped__."},
     {Py_tp_call, PyVectorcall_Call},
-    {Py_tp_descr_get, surt_entry_get},
+    {Py_tp_descr_get, urlsan_entry_get},
     {Py_tp_traverse, surt_entry_traverse},
     {Py_tp_clear, surt_entry_clear},
     {Py_tp_dealloc, surt_entry_dealloc},
-    {Py_tp_methods, surt_entry_methods},
-    {Py_tp_getset, surt_entry_getset},
+    {Py_tp_methods, urlsan_entry_methods},
+    {Py_tp_getset, urlsan_entry_getset},
     {Py_tp_members, surt_entry_members},
     {0, NULL},
 };

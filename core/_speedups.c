@@ -38,6 +38,7 @@
 #include <intrin.h> /* _BitScanForward */
 #endif
 
+#include "_entry.h"
 #include "_twin.h"
 
 /* ---- rule, component and finding names, in the spelling of policy.RULES */
@@ -2550,14 +2551,6 @@ static PyObject *entry_text(Entry *self, PyObject *target, PyObject *policy, PyO
     return done;
 }
 
-static PyObject *entry_get(PyObject *self, PyObject *obj, PyObject *type) {
-    /* A descriptor as a function is, so that pydoc and inspect take it for a routine; on a
-     * class it stays itself, as a staticmethod would. */
-    (void)obj;
-    (void)type;
-    return Py_NewRef(self);
-}
-
 static int entry_traverse(Entry *self, visitproc visit, void *arg) {
     Py_VISIT(self->dict);
     Py_VISIT(self->python);
@@ -2594,24 +2587,6 @@ static PyObject *entry_vectorcall_slot(PyObject *self, PyObject *args, PyObject 
     return PyVectorcall_Call(self, args, kwargs);
 }
 
-/* pickle (multiprocessing, Dask, Spark ship functions so): by reference, as a Python function
- * is pickled; a str from __reduce__ names the global, in the module __module__ names (both are
- * the Python function's, copied by update_wrapper). */
-static PyObject *entry_reduce(PyObject *self, PyObject *unused) {
-    (void)unused;
-    return PyObject_GetAttrString(self, "__qualname__");
-}
-
-static PyMethodDef entry_methods[] = {
-    {"__reduce__", entry_reduce, METH_NOARGS, NULL},
-    {NULL, NULL, 0, NULL},
-};
-
-static PyGetSetDef entry_getset[] = {
-    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
-    {NULL, NULL, NULL, NULL, NULL},
-};
-
 static PyTypeObject EntryType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "urlsan.core._speedups.compiled_function",
@@ -2621,12 +2596,12 @@ static PyTypeObject EntryType = {
     .tp_dictoffset = offsetof(Entry, dict),
     .tp_vectorcall_offset = offsetof(Entry, vectorcall),
     .tp_call = entry_vectorcall_slot,
-    .tp_descr_get = entry_get,
+    .tp_descr_get = urlsan_entry_get,
     .tp_traverse = (traverseproc)entry_traverse,
     .tp_clear = (inquiry)entry_clear,
     .tp_dealloc = (destructor)entry_dealloc,
-    .tp_getset = entry_getset,
-    .tp_methods = entry_methods,
+    .tp_getset = urlsan_entry_getset,
+    .tp_methods = urlsan_entry_methods,
 };
 
 /* entry(python, declined, after_twin, derive, default_policy, policy_type, switch): the public
