@@ -216,11 +216,21 @@ static PyObject *ascii_str(const char *s, Py_ssize_t n) {
     return o;
 }
 
+/* The value of each ASCII hex digit, -1 for every other character: one load where three
+ * ranges were tested (an escape's two digits are read for most edits of a dirty target). */
+static const signed char HEX_VALUE[128] = {
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+     0,  1,  2,  3,  4,  5,  6,  7,  8,  9, -1, -1, -1, -1, -1, -1,
+    -1, 10, 11, 12, 13, 14, 15, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, 10, 11, 12, 13, 14, 15, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+};
+
 static inline int hexval(Py_UCS4 c) {
-    if (c >= '0' && c <= '9') return (int)(c - '0');
-    if (c >= 'A' && c <= 'F') return (int)(c - 'A' + 10);
-    if (c >= 'a' && c <= 'f') return (int)(c - 'a' + 10);
-    return -1;
+    return c < 128 ? HEX_VALUE[c] : -1;
 }
 
 /* ---- edits and findings, recorded as rules.Edits and findings.add record them */
@@ -317,8 +327,19 @@ static EditRec *add_edit(State *st, int rule, int component, Py_ssize_t start,
  * once the component holds fold_after edits, folded into the last one whatever its rule, the
  * untouched text between them included (scan() copies it unchanged to the output, so that the
  * folded edit's text after is still one run of the output). */
-static int char_edit(State *st, int rule, int component, Py_ssize_t start, Py_ssize_t end,
-                     Py_ssize_t at, Py_ssize_t alen) {
+static int new_char_edit(State *st, int rule, int component, Py_ssize_t start, Py_ssize_t end,
+                         Py_ssize_t at, Py_ssize_t alen) {
+    EditRec *e = add_edit(st, rule, component, start, end);
+    if (!e) return -1;
+    e->chars = 1;
+    e->a0 = at;
+    e->alen = alen;
+    return 0;
+}
+
+/* Inlined in scan_chars' loop, the merge with the last edit: no call for it. */
+static inline int char_edit(State *st, int rule, int component, Py_ssize_t start, Py_ssize_t end,
+                            Py_ssize_t at, Py_ssize_t alen) {
     if (st->nedits) {
         EditRec *last = &st->edits[st->nedits - 1];
         if (last->chars && !last->after && last->component == component &&
@@ -330,12 +351,7 @@ static int char_edit(State *st, int rule, int component, Py_ssize_t start, Py_ss
             return 0;
         }
     }
-    EditRec *e = add_edit(st, rule, component, start, end);
-    if (!e) return -1;
-    e->chars = 1;
-    e->a0 = at;
-    e->alen = alen;
-    return 0;
+    return new_char_edit(st, rule, component, start, end, at, alen);
 }
 
 /* A structural rule's edit: steals the references to before (NULL: the input's text) and after. */
@@ -512,8 +528,8 @@ static PyObject *after_str(const char *s, Py_ssize_t n) {
 
 /* target[s:e], the text before of an edit or the detail of a finding: from the tables for one
  * character and for an escape "%xx", else a new string. */
-static PyObject *input_str(PyObject *target, int kind, const void *data, Py_ssize_t s,
-                           Py_ssize_t e) {
+static PyObject *any_input_str(PyObject *target, int kind, const void *data, Py_ssize_t s,
+                               Py_ssize_t e) {
     if (e - s == 1) {
         Py_UCS4 c = PyUnicode_READ(kind, data, s);
         if (c < 256) return Py_NewRef(char_str[c]);
@@ -533,6 +549,21 @@ static PyObject *input_str(PyObject *target, int kind, const void *data, Py_ssiz
     if (PyUnicode_IS_ASCII(target)) /* most targets: no widest character to look for */
         return ascii_str((const char *)data + s, e - s);
     return PyUnicode_Substring(target, s, e);
+}
+
+/* The same, its most common case (an escape of a 1-byte target, made before) inlined in its
+ * callers: as a call of its own, its case analysis cost more than the lookup. */
+static inline PyObject *input_str(PyObject *target, int kind, const void *data, Py_ssize_t s,
+                                  Py_ssize_t e) {
+    if (kind == PyUnicode_1BYTE_KIND && e - s == 3) {
+        const Py_UCS1 *p = (const Py_UCS1 *)data + s;
+        int hi = hexval(p[1]), lo = hexval(p[2]);
+        if (p[0] == '%' && hi >= 0 && lo >= 0) {
+            PyObject *o = esc_str[hi << 4 | lo][(p[1] >= 'a') << 1 | (p[2] >= 'a')];
+            if (o) return Py_NewRef(o);
+        }
+    }
+    return any_input_str(target, kind, data, s, e);
 }
 
 /* The index of the lowest bit set in bits (not 0): GCC's and Clang's builtin, MSVC's intrinsic
@@ -578,9 +609,37 @@ static PyObject *rules_name(unsigned bits) {
     return name;
 }
 
+/* The tuple (edits: k = 2, findings: k = 3) of the Result that make_result's pooled() is about
+ * to refill, when it may be refilled in place rather than let go of and made again (a tuple's
+ * making and its freeing were a tenth of a dirty target's cost): of n items (the empty tuple is
+ * shared), its only reference that Result's, whose only one is its pool's.  Nobody else can see
+ * it then, so that its items may change; its refill is that of its Result, postponed.  CPython
+ * 3.14 caches a tuple's hash in it, which a refill would leave stale: there, no refill. */
+static PyObject *reusable(int k, Py_ssize_t n) {
+#if PY_VERSION_HEX >= 0x030E0000
+    (void)k;
+    (void)n;
+    return NULL;
+#else
+    PyObject *r = result_pool.slot[result_pool.next];
+    if (n == 0 || !r || Py_REFCNT(r) != 1 || Py_TYPE(r) != (PyTypeObject *)ResultType) return NULL;
+    PyObject *t = PyTuple_GET_ITEM(r, k);
+    if (Py_REFCNT(t) != 1 || !PyTuple_CheckExact(t) || PyTuple_GET_SIZE(t) != n) return NULL;
+    return Py_NewRef(t); /* still untracked, as it was made */
+#endif
+}
+
+/* t[i] = o (stolen), t new or reusable()'s: an old item let go after its place is taken. */
+static inline void tuple_put(PyObject *t, Py_ssize_t i, PyObject *o) {
+    PyObject *old = PyTuple_GET_ITEM(t, i);
+    PyTuple_SET_ITEM(t, i, o);
+    Py_XDECREF(old);
+}
+
 static PyObject *freeze_edits(State *st) {
-    PyObject *t = PyTuple_New(st->nedits);
-    if (!t) return NULL;
+    if (st->nedits == 0) return PyTuple_New(0); /* the shared empty tuple: nothing to untrack */
+    PyObject *t = reusable(2, st->nedits);
+    if (!t && !(t = PyTuple_New(st->nedits))) return NULL;
     /* No collection while a million edits are made: each would walk the edits made so far, and
      * none of them can be garbage yet.  Collections resume after, as the allocator counts them. */
     int gc_was_on = st->nedits > 1000 ? PyGC_Disable() : 0;
@@ -596,7 +655,7 @@ static PyObject *freeze_edits(State *st) {
         items[5] = Py_NewRef(e->after);
         PyObject *edit = pooled(&edit_pool, EditType, 6, items);
         if (!edit) { Py_CLEAR(t); break; }
-        PyTuple_SET_ITEM(t, i, edit);
+        tuple_put(t, i, edit);
     }
     if (gc_was_on) PyGC_Enable();
     return untracked(t);
@@ -620,8 +679,9 @@ static PyObject *offsets_tuple(const FindRec *f) {
 }
 
 static PyObject *freeze_findings(State *st) {
-    PyObject *t = PyTuple_New(st->nfindings);
-    if (!t) return NULL;
+    if (st->nfindings == 0) return PyTuple_New(0); /* the shared empty tuple */
+    PyObject *t = reusable(3, st->nfindings);
+    if (!t && !(t = PyTuple_New(st->nfindings))) return NULL;
     for (int i = 0; i < st->nfindings; i++) {
         FindRec *f = &st->findings[i];
         PyObject *items[6];
@@ -634,7 +694,7 @@ static PyObject *freeze_findings(State *st) {
         items[5] = offsets_tuple(f);
         PyObject *finding = pooled(&finding_pool, FindingType, 6, items);
         if (!finding) { Py_DECREF(t); return NULL; }
-        PyTuple_SET_ITEM(t, i, finding);
+        tuple_put(t, i, finding);
     }
     return untracked(t);
 }
@@ -887,6 +947,9 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
             Py_ssize_t j = i + 1;
             Py_ssize_t from = out->n;
             if (s1) {
+                while (j + 4 <= e && allowed[s1[j]] & allowed[s1[j + 1]] & allowed[s1[j + 2]] &
+                                         allowed[s1[j + 3]])
+                    j += 4; /* four at a time: fewer tests per character */
                 while (j < e && allowed[s1[j]]) j++;
                 if (buf_put(out, (const char *)s1 + i, j - i) < 0) return FAIL;
             } else {
@@ -1060,7 +1123,7 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
 
 /* scan_chars, then the texts after of its edits: the output's own bytes, made strings before
  * dot removal rewrites the path, so that no second buffer of them is kept. */
-static int finish_afters(State *st, Py_ssize_t first, Buf *out) {
+static int finish_afters_from(State *st, Py_ssize_t first, Buf *out) {
     for (Py_ssize_t i = first; i < st->nedits; i++) {
         EditRec *ed = &st->edits[i];
         if (ed->after) continue;
@@ -1068,6 +1131,11 @@ static int finish_afters(State *st, Py_ssize_t first, Buf *out) {
         if (!ed->after) return FAIL;
     }
     return OK;
+}
+
+/* The same, inlined where no edit was made (most components): no call. */
+static inline int finish_afters(State *st, Py_ssize_t first, Buf *out) {
+    return first == st->nedits ? OK : finish_afters_from(st, first, out);
 }
 
 static int scan(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf *out) {
@@ -1560,6 +1628,8 @@ static int step_scheme(State *st) {
     Py_ssize_t n = 0, i = 0, len = st->len;
     if (st->s1) { /* most targets: a lowercase scheme, as it stays, in a loop without a branch */
         const Py_UCS1 *p = st->s1;
+        if (len > 4 && p[0] == 'h' && p[1] == 't' && p[2] == 't' && p[3] == 'p')
+            n = 4; /* what most targets start with, read at once */
         while (n < len && n < SCHEME_MAX - 1 && p[n] >= 'a' && p[n] <= 'z') n++;
         if (n > 0 && n + 2 < len && p[n] == ':' && p[n + 1] == '/' && p[n + 2] == '/') {
             for (int k = 0; k < nschemes; k++) {
