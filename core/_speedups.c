@@ -148,6 +148,7 @@ static struct {
 static int nschemes;
 static PyObject *empty_str, *colon_str, *slash_str, *user_str, *password_str;
 static PyObject *dot_guard_str; /* "/.": dot-prefix's text after (RFC 3986 §4.2, §5.2.4) */
+static PyObject *empty_tuple;   /* (): most targets' findings, a clean one's edits, no call */
 
 /* Indexed by a character below 256 (a 1-byte str's own): 0 from 128 on. */
 static unsigned char allowed_path[256], allowed_query[256], allowed_fragment[256];
@@ -172,8 +173,7 @@ typedef struct {
     char *stack; /* a caller's buffer that p starts as (most targets fit): not to be freed */
 } Buf;
 
-static int buf_reserve(Buf *b, Py_ssize_t extra) {
-    if (b->n + extra <= b->cap) return 0;
+static int buf_grow(Buf *b, Py_ssize_t extra) {
     Py_ssize_t cap = b->cap ? b->cap : 64;
     while (cap < b->n + extra) {
         if (cap > PY_SSIZE_T_MAX / 2) { PyErr_NoMemory(); return -1; }
@@ -192,6 +192,11 @@ static int buf_reserve(Buf *b, Py_ssize_t extra) {
     return 0;
 }
 
+/* Room for extra more bytes: inlined, the test that most calls end with, without a call. */
+static inline int buf_reserve(Buf *b, Py_ssize_t extra) {
+    return b->n + extra <= b->cap ? 0 : buf_grow(b, extra);
+}
+
 static void buf_free(Buf *b) {
     if (b->p != b->stack) PyMem_Free(b->p);
 }
@@ -205,7 +210,7 @@ static inline int buf_put(Buf *b, const char *s, Py_ssize_t k) {
 }
 
 static inline int buf_putc(Buf *b, char c) {
-    if (b->n >= b->cap && buf_reserve(b, 1) < 0) return -1;
+    if (b->n >= b->cap && buf_grow(b, 1) < 0) return -1;
     b->p[b->n++] = c;
     return 0;
 }
@@ -404,7 +409,7 @@ static int add_finding_obj(State *st, int rule, int component, Py_ssize_t offset
     return 0;
 }
 
-static void state_free(State *st) {
+static inline void state_free(State *st) {
     for (Py_ssize_t i = 0; i < st->nedits; i++) {
         Py_XDECREF(st->edits[i].before);
         Py_XDECREF(st->edits[i].after);
@@ -505,12 +510,12 @@ static inline PyObject *offset_int(Py_ssize_t v) {
 }
 
 static PyObject *after_str(const char *s, Py_ssize_t n) {
+    if (n == 1) return Py_NewRef(char_str[(unsigned char)s[0]]); /* most: a decoded escape */
     if (n == 3 && s[0] == '%') {
         int hi = hexval((unsigned char)s[1]), lo = hexval((unsigned char)s[2]);
         if (hi >= 0 && lo >= 0 && s[1] == HEX[hi] && s[2] == HEX[lo])
             return Py_NewRef(pct_str[hi << 4 | lo]);
     }
-    if (n == 1) return Py_NewRef(char_str[(unsigned char)s[0]]);
     if (n == 6 && s[0] == '%' && s[3] == '%' && (s[1] == 'C' || s[1] == 'D') && s[4] >= '8' &&
         s[4] <= 'B') { /* U+0080..U+07FF; cached for the latin-1 ones, "%C2%80".."%C3%BF" */
         int b0 = hexval((unsigned char)s[1]) << 4 | hexval((unsigned char)s[2]);
@@ -637,7 +642,7 @@ static inline void tuple_put(PyObject *t, Py_ssize_t i, PyObject *o) {
 }
 
 static PyObject *freeze_edits(State *st) {
-    if (st->nedits == 0) return PyTuple_New(0); /* the shared empty tuple: nothing to untrack */
+    if (st->nedits == 0) return Py_NewRef(empty_tuple); /* shared: nothing to untrack */
     PyObject *t = reusable(2, st->nedits);
     if (!t && !(t = PyTuple_New(st->nedits))) return NULL;
     /* No collection while a million edits are made: each would walk the edits made so far, and
@@ -650,9 +655,11 @@ static PyObject *freeze_edits(State *st) {
         items[1] = Py_NewRef(component_str[e->component]);
         items[2] = offset_int(e->start);
         items[3] = offset_int(e->end);
-        items[4] = e->before ? Py_NewRef(e->before)
+        /* its texts taken from the record (state_free finds NULL there): no reference more */
+        items[4] = e->before ? e->before
                              : input_str(st->target, st->kind, st->data, e->start, e->end);
-        items[5] = Py_NewRef(e->after);
+        items[5] = e->after;
+        e->before = e->after = NULL;
         PyObject *edit = pooled(&edit_pool, EditType, 6, items);
         if (!edit) { Py_CLEAR(t); break; }
         tuple_put(t, i, edit);
@@ -663,7 +670,7 @@ static PyObject *freeze_edits(State *st) {
 
 /* Finding.offsets: () for one occurrence, else where the first MAX_OFFSETS are. */
 static PyObject *offsets_tuple(const FindRec *f) {
-    if (f->count < 2) return PyTuple_New(0);
+    if (f->count < 2) return Py_NewRef(empty_tuple);
     Py_ssize_t n = f->count < MAX_OFFSETS ? f->count : MAX_OFFSETS;
     PyObject *t = PyTuple_New(n);
     if (!t) return NULL;
@@ -679,7 +686,7 @@ static PyObject *offsets_tuple(const FindRec *f) {
 }
 
 static PyObject *freeze_findings(State *st) {
-    if (st->nfindings == 0) return PyTuple_New(0); /* the shared empty tuple */
+    if (st->nfindings == 0) return Py_NewRef(empty_tuple);
     PyObject *t = reusable(3, st->nfindings);
     if (!t && !(t = PyTuple_New(st->nfindings))) return NULL;
     for (int i = 0; i < st->nfindings; i++) {
@@ -1621,6 +1628,14 @@ static int step_form(State *st, int form) {
     return OK;
 }
 
+/* Whether a scheme's name (shorter than SCHEME_MAX) is p[0:n]: a loop, cheaper than memcmp's
+ * call. */
+static inline int same_name(const char *name, const char *p, Py_ssize_t n) {
+    for (Py_ssize_t k = 0; k < n; k++)
+        if (name[k] != p[k]) return 0;
+    return 1;
+}
+
 /* RFC 3986 §3.1 scheme "://", the scheme one of policy.DEFAULT_PORTS (http, https, ws, wss);
  * lowercase-scheme (§6.2.2.1). */
 static int step_scheme(State *st) {
@@ -1633,7 +1648,7 @@ static int step_scheme(State *st) {
         while (n < len && n < SCHEME_MAX - 1 && p[n] >= 'a' && p[n] <= 'z') n++;
         if (n > 0 && n + 2 < len && p[n] == ':' && p[n + 1] == '/' && p[n + 2] == '/') {
             for (int k = 0; k < nschemes; k++) {
-                if (schemes[k].n == n && memcmp(schemes[k].name, p, (size_t)n) == 0) {
+                if (schemes[k].n == n && same_name(schemes[k].name, (const char *)p, n)) {
                     st->scheme = k;
                     st->pos = n + 3;
                     return buf_put(&st->out, (const char *)p, n + 3) < 0 ? FAIL : OK;
@@ -1655,7 +1670,7 @@ static int step_scheme(State *st) {
         CH(st, i + 2) != '/')
         return decline(st, D_RELATIVE);
     for (int k = 0; k < nschemes; k++) {
-        if (schemes[k].n == n && memcmp(schemes[k].name, sch, (size_t)n) == 0) {
+        if (schemes[k].n == n && same_name(schemes[k].name, sch, n)) {
             st->scheme = k;
             break;
         }
@@ -3114,7 +3129,9 @@ PyMODINIT_FUNC PyInit__speedups(void) {
     user_str = PyUnicode_InternFromString("user");
     password_str = PyUnicode_InternFromString("password");
     dot_guard_str = PyUnicode_InternFromString("/.");
-    if (!empty_str || !colon_str || !slash_str || !user_str || !password_str || !dot_guard_str)
+    empty_tuple = PyTuple_New(0);
+    if (!empty_str || !colon_str || !slash_str || !user_str || !password_str || !dot_guard_str ||
+        !empty_tuple)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
