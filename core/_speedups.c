@@ -2570,8 +2570,9 @@ static int entry_flags(Entry *self, PyObject *policy, int *query_rules) {
     return (int)flags;
 }
 
-static PyObject *entry_text(Entry *self, PyObject *target, PyObject *policy, PyObject *form,
-                            PyObject *host, int flags, int code, int query_rules);
+static inline PyObject *entry_text(Entry *self, PyObject *target, PyObject *policy,
+                                   PyObject *form, PyObject *host, int flags, int code,
+                                   int query_rules);
 
 static PyObject *entry_call(Entry *self, PyObject *const *args, size_t nargsf,
                             PyObject *kwnames) {
@@ -2614,9 +2615,11 @@ static PyObject *entry_call(Entry *self, PyObject *const *args, size_t nargsf,
     return result;
 }
 
-/* entry_call for a str target the twin may serve, with the policy's switches. */
-static PyObject *entry_text(Entry *self, PyObject *target, PyObject *policy, PyObject *form,
-                            PyObject *host, int flags, int code, int query_rules) {
+/* entry_call for a str target the twin may serve, with the policy's switches (inlined: one
+ * call less per target). */
+static inline PyObject *entry_text(Entry *self, PyObject *target, PyObject *policy,
+                                   PyObject *form, PyObject *host, int flags, int code,
+                                   int query_rules) {
     PyObject *result = twin_run(target, flags, code);
     if (result == Py_None) {
         Py_DECREF(result);
