@@ -148,6 +148,7 @@ static struct {
 static int nschemes;
 static PyObject *empty_str, *colon_str, *slash_str, *user_str, *password_str;
 static PyObject *dot_guard_str; /* "/.": dot-prefix's text after (RFC 3986 §4.2, §5.2.4) */
+static PyObject *empty_tuple;   /* (): most targets' findings, a clean one's edits, no call */
 
 /* Indexed by a character below 256 (a 1-byte str's own): 0 from 128 on. */
 static unsigned char allowed_path[256], allowed_query[256], allowed_fragment[256];
@@ -172,8 +173,7 @@ typedef struct {
     char *stack; /* a caller's buffer that p starts as (most targets fit): not to be freed */
 } Buf;
 
-static int buf_reserve(Buf *b, Py_ssize_t extra) {
-    if (b->n + extra <= b->cap) return 0;
+static int buf_grow(Buf *b, Py_ssize_t extra) {
     Py_ssize_t cap = b->cap ? b->cap : 64;
     while (cap < b->n + extra) {
         if (cap > PY_SSIZE_T_MAX / 2) { PyErr_NoMemory(); return -1; }
@@ -192,6 +192,11 @@ static int buf_reserve(Buf *b, Py_ssize_t extra) {
     return 0;
 }
 
+/* Room for extra more bytes: inlined, the test that most calls end with, without a call. */
+static inline int buf_reserve(Buf *b, Py_ssize_t extra) {
+    return b->n + extra <= b->cap ? 0 : buf_grow(b, extra);
+}
+
 static void buf_free(Buf *b) {
     if (b->p != b->stack) PyMem_Free(b->p);
 }
@@ -205,7 +210,7 @@ static inline int buf_put(Buf *b, const char *s, Py_ssize_t k) {
 }
 
 static inline int buf_putc(Buf *b, char c) {
-    if (b->n >= b->cap && buf_reserve(b, 1) < 0) return -1;
+    if (b->n >= b->cap && buf_grow(b, 1) < 0) return -1;
     b->p[b->n++] = c;
     return 0;
 }
@@ -216,11 +221,21 @@ static PyObject *ascii_str(const char *s, Py_ssize_t n) {
     return o;
 }
 
+/* The value of each ASCII hex digit, -1 for every other character: one load where three
+ * ranges were tested (an escape's two digits are read for most edits of a dirty target). */
+static const signed char HEX_VALUE[128] = {
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+     0,  1,  2,  3,  4,  5,  6,  7,  8,  9, -1, -1, -1, -1, -1, -1,
+    -1, 10, 11, 12, 13, 14, 15, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, 10, 11, 12, 13, 14, 15, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+};
+
 static inline int hexval(Py_UCS4 c) {
-    if (c >= '0' && c <= '9') return (int)(c - '0');
-    if (c >= 'A' && c <= 'F') return (int)(c - 'A' + 10);
-    if (c >= 'a' && c <= 'f') return (int)(c - 'a' + 10);
-    return -1;
+    return c < 128 ? HEX_VALUE[c] : -1;
 }
 
 /* ---- edits and findings, recorded as rules.Edits and findings.add record them */
@@ -317,8 +332,19 @@ static EditRec *add_edit(State *st, int rule, int component, Py_ssize_t start,
  * once the component holds fold_after edits, folded into the last one whatever its rule, the
  * untouched text between them included (scan() copies it unchanged to the output, so that the
  * folded edit's text after is still one run of the output). */
-static int char_edit(State *st, int rule, int component, Py_ssize_t start, Py_ssize_t end,
-                     Py_ssize_t at, Py_ssize_t alen) {
+static int new_char_edit(State *st, int rule, int component, Py_ssize_t start, Py_ssize_t end,
+                         Py_ssize_t at, Py_ssize_t alen) {
+    EditRec *e = add_edit(st, rule, component, start, end);
+    if (!e) return -1;
+    e->chars = 1;
+    e->a0 = at;
+    e->alen = alen;
+    return 0;
+}
+
+/* Inlined in scan_chars' loop, the merge with the last edit: no call for it. */
+static inline int char_edit(State *st, int rule, int component, Py_ssize_t start, Py_ssize_t end,
+                            Py_ssize_t at, Py_ssize_t alen) {
     if (st->nedits) {
         EditRec *last = &st->edits[st->nedits - 1];
         if (last->chars && !last->after && last->component == component &&
@@ -330,12 +356,7 @@ static int char_edit(State *st, int rule, int component, Py_ssize_t start, Py_ss
             return 0;
         }
     }
-    EditRec *e = add_edit(st, rule, component, start, end);
-    if (!e) return -1;
-    e->chars = 1;
-    e->a0 = at;
-    e->alen = alen;
-    return 0;
+    return new_char_edit(st, rule, component, start, end, at, alen);
 }
 
 /* A structural rule's edit: steals the references to before (NULL: the input's text) and after. */
@@ -388,7 +409,7 @@ static int add_finding_obj(State *st, int rule, int component, Py_ssize_t offset
     return 0;
 }
 
-static void state_free(State *st) {
+static inline void state_free(State *st) {
     for (Py_ssize_t i = 0; i < st->nedits; i++) {
         Py_XDECREF(st->edits[i].before);
         Py_XDECREF(st->edits[i].after);
@@ -489,12 +510,12 @@ static inline PyObject *offset_int(Py_ssize_t v) {
 }
 
 static PyObject *after_str(const char *s, Py_ssize_t n) {
+    if (n == 1) return Py_NewRef(char_str[(unsigned char)s[0]]); /* most: a decoded escape */
     if (n == 3 && s[0] == '%') {
         int hi = hexval((unsigned char)s[1]), lo = hexval((unsigned char)s[2]);
         if (hi >= 0 && lo >= 0 && s[1] == HEX[hi] && s[2] == HEX[lo])
             return Py_NewRef(pct_str[hi << 4 | lo]);
     }
-    if (n == 1) return Py_NewRef(char_str[(unsigned char)s[0]]);
     if (n == 6 && s[0] == '%' && s[3] == '%' && (s[1] == 'C' || s[1] == 'D') && s[4] >= '8' &&
         s[4] <= 'B') { /* U+0080..U+07FF; cached for the latin-1 ones, "%C2%80".."%C3%BF" */
         int b0 = hexval((unsigned char)s[1]) << 4 | hexval((unsigned char)s[2]);
@@ -512,8 +533,8 @@ static PyObject *after_str(const char *s, Py_ssize_t n) {
 
 /* target[s:e], the text before of an edit or the detail of a finding: from the tables for one
  * character and for an escape "%xx", else a new string. */
-static PyObject *input_str(PyObject *target, int kind, const void *data, Py_ssize_t s,
-                           Py_ssize_t e) {
+static PyObject *any_input_str(PyObject *target, int kind, const void *data, Py_ssize_t s,
+                               Py_ssize_t e) {
     if (e - s == 1) {
         Py_UCS4 c = PyUnicode_READ(kind, data, s);
         if (c < 256) return Py_NewRef(char_str[c]);
@@ -533,6 +554,21 @@ static PyObject *input_str(PyObject *target, int kind, const void *data, Py_ssiz
     if (PyUnicode_IS_ASCII(target)) /* most targets: no widest character to look for */
         return ascii_str((const char *)data + s, e - s);
     return PyUnicode_Substring(target, s, e);
+}
+
+/* The same, its most common case (an escape of a 1-byte target, made before) inlined in its
+ * callers: as a call of its own, its case analysis cost more than the lookup. */
+static inline PyObject *input_str(PyObject *target, int kind, const void *data, Py_ssize_t s,
+                                  Py_ssize_t e) {
+    if (kind == PyUnicode_1BYTE_KIND && e - s == 3) {
+        const Py_UCS1 *p = (const Py_UCS1 *)data + s;
+        int hi = hexval(p[1]), lo = hexval(p[2]);
+        if (p[0] == '%' && hi >= 0 && lo >= 0) {
+            PyObject *o = esc_str[hi << 4 | lo][(p[1] >= 'a') << 1 | (p[2] >= 'a')];
+            if (o) return Py_NewRef(o);
+        }
+    }
+    return any_input_str(target, kind, data, s, e);
 }
 
 /* The index of the lowest bit set in bits (not 0): GCC's and Clang's builtin, MSVC's intrinsic
@@ -578,9 +614,37 @@ static PyObject *rules_name(unsigned bits) {
     return name;
 }
 
+/* The tuple (edits: k = 2, findings: k = 3) of the Result that make_result's pooled() is about
+ * to refill, when it may be refilled in place rather than let go of and made again (a tuple's
+ * making and its freeing were a tenth of a dirty target's cost): of n items (the empty tuple is
+ * shared), its only reference that Result's, whose only one is its pool's.  Nobody else can see
+ * it then, so that its items may change; its refill is that of its Result, postponed.  CPython
+ * 3.14 caches a tuple's hash in it, which a refill would leave stale: there, no refill. */
+static PyObject *reusable(int k, Py_ssize_t n) {
+#if PY_VERSION_HEX >= 0x030E0000
+    (void)k;
+    (void)n;
+    return NULL;
+#else
+    PyObject *r = result_pool.slot[result_pool.next];
+    if (n == 0 || !r || Py_REFCNT(r) != 1 || Py_TYPE(r) != (PyTypeObject *)ResultType) return NULL;
+    PyObject *t = PyTuple_GET_ITEM(r, k);
+    if (Py_REFCNT(t) != 1 || !PyTuple_CheckExact(t) || PyTuple_GET_SIZE(t) != n) return NULL;
+    return Py_NewRef(t); /* still untracked, as it was made */
+#endif
+}
+
+/* t[i] = o (stolen), t new or reusable()'s: an old item let go after its place is taken. */
+static inline void tuple_put(PyObject *t, Py_ssize_t i, PyObject *o) {
+    PyObject *old = PyTuple_GET_ITEM(t, i);
+    PyTuple_SET_ITEM(t, i, o);
+    Py_XDECREF(old);
+}
+
 static PyObject *freeze_edits(State *st) {
-    PyObject *t = PyTuple_New(st->nedits);
-    if (!t) return NULL;
+    if (st->nedits == 0) return Py_NewRef(empty_tuple); /* shared: nothing to untrack */
+    PyObject *t = reusable(2, st->nedits);
+    if (!t && !(t = PyTuple_New(st->nedits))) return NULL;
     /* No collection while a million edits are made: each would walk the edits made so far, and
      * none of them can be garbage yet.  Collections resume after, as the allocator counts them. */
     int gc_was_on = st->nedits > 1000 ? PyGC_Disable() : 0;
@@ -591,12 +655,14 @@ static PyObject *freeze_edits(State *st) {
         items[1] = Py_NewRef(component_str[e->component]);
         items[2] = offset_int(e->start);
         items[3] = offset_int(e->end);
-        items[4] = e->before ? Py_NewRef(e->before)
+        /* its texts taken from the record (state_free finds NULL there): no reference more */
+        items[4] = e->before ? e->before
                              : input_str(st->target, st->kind, st->data, e->start, e->end);
-        items[5] = Py_NewRef(e->after);
+        items[5] = e->after;
+        e->before = e->after = NULL;
         PyObject *edit = pooled(&edit_pool, EditType, 6, items);
         if (!edit) { Py_CLEAR(t); break; }
-        PyTuple_SET_ITEM(t, i, edit);
+        tuple_put(t, i, edit);
     }
     if (gc_was_on) PyGC_Enable();
     return untracked(t);
@@ -604,7 +670,7 @@ static PyObject *freeze_edits(State *st) {
 
 /* Finding.offsets: () for one occurrence, else where the first MAX_OFFSETS are. */
 static PyObject *offsets_tuple(const FindRec *f) {
-    if (f->count < 2) return PyTuple_New(0);
+    if (f->count < 2) return Py_NewRef(empty_tuple);
     Py_ssize_t n = f->count < MAX_OFFSETS ? f->count : MAX_OFFSETS;
     PyObject *t = PyTuple_New(n);
     if (!t) return NULL;
@@ -620,8 +686,9 @@ static PyObject *offsets_tuple(const FindRec *f) {
 }
 
 static PyObject *freeze_findings(State *st) {
-    PyObject *t = PyTuple_New(st->nfindings);
-    if (!t) return NULL;
+    if (st->nfindings == 0) return Py_NewRef(empty_tuple);
+    PyObject *t = reusable(3, st->nfindings);
+    if (!t && !(t = PyTuple_New(st->nfindings))) return NULL;
     for (int i = 0; i < st->nfindings; i++) {
         FindRec *f = &st->findings[i];
         PyObject *items[6];
@@ -634,7 +701,7 @@ static PyObject *freeze_findings(State *st) {
         items[5] = offsets_tuple(f);
         PyObject *finding = pooled(&finding_pool, FindingType, 6, items);
         if (!finding) { Py_DECREF(t); return NULL; }
-        PyTuple_SET_ITEM(t, i, finding);
+        tuple_put(t, i, finding);
     }
     return untracked(t);
 }
@@ -887,6 +954,9 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
             Py_ssize_t j = i + 1;
             Py_ssize_t from = out->n;
             if (s1) {
+                while (j + 4 <= e && allowed[s1[j]] & allowed[s1[j + 1]] & allowed[s1[j + 2]] &
+                                         allowed[s1[j + 3]])
+                    j += 4; /* four at a time: fewer tests per character */
                 while (j < e && allowed[s1[j]]) j++;
                 if (buf_put(out, (const char *)s1 + i, j - i) < 0) return FAIL;
             } else {
@@ -1060,7 +1130,7 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
 
 /* scan_chars, then the texts after of its edits: the output's own bytes, made strings before
  * dot removal rewrites the path, so that no second buffer of them is kept. */
-static int finish_afters(State *st, Py_ssize_t first, Buf *out) {
+static int finish_afters_from(State *st, Py_ssize_t first, Buf *out) {
     for (Py_ssize_t i = first; i < st->nedits; i++) {
         EditRec *ed = &st->edits[i];
         if (ed->after) continue;
@@ -1068,6 +1138,11 @@ static int finish_afters(State *st, Py_ssize_t first, Buf *out) {
         if (!ed->after) return FAIL;
     }
     return OK;
+}
+
+/* The same, inlined where no edit was made (most components): no call. */
+static inline int finish_afters(State *st, Py_ssize_t first, Buf *out) {
+    return first == st->nedits ? OK : finish_afters_from(st, first, out);
 }
 
 static int scan(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf *out) {
@@ -1553,6 +1628,14 @@ static int step_form(State *st, int form) {
     return OK;
 }
 
+/* Whether a scheme's name (shorter than SCHEME_MAX) is p[0:n]: a loop, cheaper than memcmp's
+ * call. */
+static inline int same_name(const char *name, const char *p, Py_ssize_t n) {
+    for (Py_ssize_t k = 0; k < n; k++)
+        if (name[k] != p[k]) return 0;
+    return 1;
+}
+
 /* RFC 3986 §3.1 scheme "://", the scheme one of policy.DEFAULT_PORTS (http, https, ws, wss);
  * lowercase-scheme (§6.2.2.1). */
 static int step_scheme(State *st) {
@@ -1560,10 +1643,12 @@ static int step_scheme(State *st) {
     Py_ssize_t n = 0, i = 0, len = st->len;
     if (st->s1) { /* most targets: a lowercase scheme, as it stays, in a loop without a branch */
         const Py_UCS1 *p = st->s1;
+        if (len > 4 && p[0] == 'h' && p[1] == 't' && p[2] == 't' && p[3] == 'p')
+            n = 4; /* what most targets start with, read at once */
         while (n < len && n < SCHEME_MAX - 1 && p[n] >= 'a' && p[n] <= 'z') n++;
         if (n > 0 && n + 2 < len && p[n] == ':' && p[n + 1] == '/' && p[n + 2] == '/') {
             for (int k = 0; k < nschemes; k++) {
-                if (schemes[k].n == n && memcmp(schemes[k].name, p, (size_t)n) == 0) {
+                if (schemes[k].n == n && same_name(schemes[k].name, (const char *)p, n)) {
                     st->scheme = k;
                     st->pos = n + 3;
                     return buf_put(&st->out, (const char *)p, n + 3) < 0 ? FAIL : OK;
@@ -1585,7 +1670,7 @@ static int step_scheme(State *st) {
         CH(st, i + 2) != '/')
         return decline(st, D_RELATIVE);
     for (int k = 0; k < nschemes; k++) {
-        if (schemes[k].n == n && memcmp(schemes[k].name, sch, (size_t)n) == 0) {
+        if (schemes[k].n == n && same_name(schemes[k].name, sch, n)) {
             st->scheme = k;
             break;
         }
@@ -2485,8 +2570,9 @@ static int entry_flags(Entry *self, PyObject *policy, int *query_rules) {
     return (int)flags;
 }
 
-static PyObject *entry_text(Entry *self, PyObject *target, PyObject *policy, PyObject *form,
-                            PyObject *host, int flags, int code, int query_rules);
+static inline PyObject *entry_text(Entry *self, PyObject *target, PyObject *policy,
+                                   PyObject *form, PyObject *host, int flags, int code,
+                                   int query_rules);
 
 static PyObject *entry_call(Entry *self, PyObject *const *args, size_t nargsf,
                             PyObject *kwnames) {
@@ -2529,9 +2615,11 @@ static PyObject *entry_call(Entry *self, PyObject *const *args, size_t nargsf,
     return result;
 }
 
-/* entry_call for a str target the twin may serve, with the policy's switches. */
-static PyObject *entry_text(Entry *self, PyObject *target, PyObject *policy, PyObject *form,
-                            PyObject *host, int flags, int code, int query_rules) {
+/* entry_call for a str target the twin may serve, with the policy's switches (inlined: one
+ * call less per target). */
+static inline PyObject *entry_text(Entry *self, PyObject *target, PyObject *policy,
+                                   PyObject *form, PyObject *host, int flags, int code,
+                                   int query_rules) {
     PyObject *result = twin_run(target, flags, code);
     if (result == Py_None) {
         Py_DECREF(result);
@@ -3044,7 +3132,9 @@ PyMODINIT_FUNC PyInit__speedups(void) {
     user_str = PyUnicode_InternFromString("user");
     password_str = PyUnicode_InternFromString("password");
     dot_guard_str = PyUnicode_InternFromString("/.");
-    if (!empty_str || !colon_str || !slash_str || !user_str || !password_str || !dot_guard_str)
+    empty_tuple = PyTuple_New(0);
+    if (!empty_str || !colon_str || !slash_str || !user_str || !password_str || !dot_guard_str ||
+        !empty_tuple)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (!m) return NULL;
