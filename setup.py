@@ -46,13 +46,15 @@ def index_readme() -> str:
 # twin must be an error there, not a silently slower wheel.
 required = bool(os.environ.get("URLSAN_REQUIRE_EXTENSIONS"))
 # core/_twin.h: the twin's way in for the column loop (a capsule of the first, read by the second).
+# core/_entry.h: what both modules' compiled functions are besides their call.
+headers = ["core/_entry.h", "core/_twin.h"]
 twin = Extension(
-    "urlsan.core._speedups", ["core/_speedups.c"], depends=["core/_entry.h", "core/_twin.h"], optional=not required
+    "urlsan.core._speedups", ["core/_speedups.c"], depends=headers, optional=not required
 )
 # The data-frame integrations' loop over Arrow string buffers (urlsan/_columns.py), optional
 # like the twin: without it they build Python lists.
 arrow_loop = Extension(
-    "urlsan.core._columns", ["core/_columns.c"], depends=["core/_entry.h", "core/_twin.h"], optional=not required
+    "urlsan.core._columns", ["core/_columns.c"], depends=headers, optional=not required
 )
 # The plain records of an audit log matched and counted in C (audit/bulk.py), optional like
 # the twin: without it, `urlsan report` matches them with a regular expression.
