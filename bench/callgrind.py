@@ -12,7 +12,6 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Callable
 
 
 def collected(argv: list[str]) -> int:
@@ -29,7 +28,8 @@ def collected(argv: list[str]) -> int:
     return int(found[1])
 
 
-def per_item(argv: Callable[[int], list[str]], items: int) -> float:
-    """Instructions per item of one pass: ``argv(passes)`` runs that many passes over ``items``
-    items, after whatever start-up and warm-up it makes alike in both runs."""
-    return (collected(argv(2)) - collected(argv(1))) / items
+def per_item(argv: list[str], items: int) -> float:
+    """Instructions per item of one pass: ``argv`` with a pass count after it runs that many
+    passes over ``items`` items, after whatever start-up and warm-up it makes alike in both
+    runs."""
+    return (collected([*argv, "2"]) - collected([*argv, "1"])) / items

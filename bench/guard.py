@@ -33,7 +33,6 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -235,10 +234,6 @@ def declined_share(name: str, items: list[str]) -> str:
     return f"{100 * left / max(len(items), 1):.2f}%"
 
 
-def _with_passes(argv: list[str], passes: int) -> list[str]:
-    return [*argv, str(passes)]
-
-
 def measure(names: list[str], corpus_dir: Path) -> Iterator[tuple[str, int, float, str]]:
     import callgrind  # bench/callgrind.py: a run of two passes less a run of one
 
@@ -248,7 +243,7 @@ def measure(names: list[str], corpus_dir: Path) -> Iterator[tuple[str, int, floa
             items_file = Path(tmp) / f"{name}.json"
             items_file.write_text(json.dumps(items), encoding="utf-8", errors="surrogateescape")
             script = [str(Path(__file__).resolve()), "--worker", name, str(items_file)]
-            per_item = callgrind.per_item(partial(_with_passes, script), len(items))
+            per_item = callgrind.per_item(script, len(items))
             yield name, len(items), per_item, declined_share(name, items)
 
 

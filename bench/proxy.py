@@ -365,12 +365,12 @@ def hook_instructions(targets: list[bytes], tmp: Path) -> dict[str, float]:
     items = tmp / "hook-targets.json"
     items.write_text(json.dumps([t.decode("utf-8", "surrogateescape") for t in targets]))
     script = str(Path(__file__).resolve())
-
-    def argv(variant: str) -> Callable[[int], list[str]]:
-        log = str(tmp / f"count-{variant}.jsonl")
-        return lambda passes: [script, "--hook-worker", variant, str(passes), str(items), log]
-
-    return {v: callgrind.per_item(argv(v), len(targets)) for v in ("full", "least")}
+    return {
+        v: callgrind.per_item(
+            [script, "--hook-worker", v, str(items), str(tmp / f"count-{v}.jsonl")], len(targets)
+        )
+        for v in ("full", "least")
+    }
 
 
 def scenario_hook(args: Any, tmp: Path) -> None:
@@ -837,7 +837,7 @@ def main() -> int:
     parser.add_argument("--hook-worker", nargs=4, help=argparse.SUPPRESS)  # hook_instructions'
     args = parser.parse_args()
     if args.hook_worker:
-        variant, passes, items, log = args.hook_worker
+        variant, items, log, passes = args.hook_worker
         targets = [
             t.encode("utf-8", "surrogateescape") for t in json.loads(Path(items).read_text())
         ]
