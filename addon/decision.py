@@ -33,6 +33,7 @@ from ..audit.record import MAX_EDITS, MAX_TEXT
 from ..audit.traffic import Request
 from ..core import Edit, Finding, InvalidTarget, Policy, canonicalize
 from ..core import backends as servers
+from ..core.compiled import fields_as_slots
 from ..core.options import OptionNames, policy_from_options
 from .options import MAX_INLINE, MAX_TARGET, MODES, SIGNED  # the option table's values
 from .signed import detect_signature, may_carry_signature
@@ -67,6 +68,7 @@ OPTION_NAMES = OptionNames(
 )
 
 
+@fields_as_slots  # read on every request
 class Settings(NamedTuple):
     """The decision's configuration; build it with `settings`."""
 
@@ -127,6 +129,7 @@ def settings(
     )
 
 
+@fields_as_slots  # read on every request
 class Outcome(NamedTuple):
     """What urlsan decided for one request."""
 

@@ -38,6 +38,7 @@ from ..audit import record as audit_record
 from ..audit.log import AuditLog
 from ..audit.redact import DEFAULT_REDACT, Redactor
 from ..core import Finding, Policy, backends
+from ..core.compiled import fields_as_slots
 from . import decision
 from .decision import TOO_LONG, Outcome, Request
 from .options import (
@@ -96,6 +97,7 @@ _SETTINGS_ARGS = {
 _DECIDING = frozenset(PREFIX + name for name in _SETTINGS_ARGS)
 
 
+@fields_as_slots  # read on every request
 class Settings(NamedTuple):
     """The addon's configuration, parsed from its options in one go: the decision's
     (`urlsan.addon.decision.Settings`), and what only a live proxy has."""

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from ..core.compiled import fields_as_slots
+
 __all__ = ["CUT_LINE", "Item", "Request", "Unreadable", "split_url"]
 
 
+@fields_as_slots  # read on every request, by the proxy and `urlsan audit`
 class Request(NamedTuple):
     """One request as a recording saw it; what the audit record is built from."""
 

@@ -34,6 +34,7 @@ def entry(
     switch: dict[str, Any],
     /,
 ) -> Callable[..., Result]: ...
+def fields_as_slots(cls: type, /) -> None: ...
 def setup(
     result: type[Result],
     edit: type[Edit],

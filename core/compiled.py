@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from .pipeline import twin_disagreements
-from .result import Result
+from .result import Edit, Finding, Result
 from .taxonomy import KINDS
 
 Twin = Callable[[str, int, str], Result | None]
@@ -38,6 +38,7 @@ path: str | None = None  # the extension's file
 _flags: dict[str, int] = {}  # a rule's switch of the twin, for each rule it has one for
 _unreserved_2396 = 0  # the switch of RFC 2396's wider unreserved set
 _strict = 0  # the switch of a strict policy: raise where the policy would have to repair
+_slots: Callable[[type], None] | None = None  # _speedups.fields_as_slots
 
 if not os.environ.get("URLSAN_NO_EXTENSIONS"):
     try:
@@ -68,3 +69,19 @@ if not os.environ.get("URLSAN_NO_EXTENSIONS"):
             )
         _unreserved_2396 = _speedups.UNRESERVED_2396
         _strict = _speedups.STRICT
+        _slots = _speedups.fields_as_slots
+
+T = TypeVar("T", bound=type)
+
+
+def fields_as_slots(cls: T) -> T:
+    """A NamedTuple class whose fields CPython reads as it reads ``__slots__``, at a tenth of the
+    cost of collections' field getters (`_speedups.fields_as_slots`): for the values read on
+    every request.  The class unchanged without the twin.  A class decorator."""
+    if _slots is not None:
+        _slots(cls)
+    return cls
+
+
+for _read_often in (Result, Edit, Finding):
+    fields_as_slots(_read_often)

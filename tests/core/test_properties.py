@@ -437,6 +437,8 @@ def test_many_rewrites_fold_and_keep_the_invariants(policy: Policy, target: str)
         edits = [e for e in result.edits if e.component == component]
         chars = [e for e in edits if set(e.rules) <= CHARACTER_RULES]
         assert len(chars) <= FOLD_AFTER + 1, (component, len(chars))
+        if any(len(e.rules) > 1 for e in chars):  # folded only past FOLD_AFTER (`edit_rules`)
+            assert len(chars) >= FOLD_AFTER, (component, len(chars))
         for edit in chars:
             assert target[edit.start : edit.end] == edit.before, edit
         passes = _passes(chars)

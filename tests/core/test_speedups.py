@@ -431,6 +431,49 @@ def test_compiled_results_hash_as_their_pure_twins() -> None:
         del got  # let the pool take it back
 
 
+def _read_often() -> list[type]:
+    """The NamedTuples read on every request, whose fields the twin makes slots."""
+    from urlsan.addon import decision, sanitizer, target
+    from urlsan.audit.traffic import Request
+
+    return [Result, Edit, Finding, Request, target.Checked, decision.Settings, decision.Outcome,
+            sanitizer.Settings]  # fmt: skip
+
+
+@needs_twin
+@pytest.mark.parametrize("cls", _read_often(), ids=lambda c: f"{c.__module__}.{c.__name__}")
+def test_fields_read_as_slots_are_the_tuples_items(cls: type) -> None:
+    """Each field of a NamedTuple read on every request is a slot (a member descriptor, which
+    CPython reads without the generic lookup) that reads its item, for instances built every
+    way a NamedTuple is: its __new__, _make, _replace, pickling, copying, and a subclass."""
+    fields = cls._fields  # type: ignore[attr-defined]
+    assert all(type(vars(cls)[name]).__name__ == "member_descriptor" for name in fields)
+    items = [object() for _ in fields]
+    made = cls._make(items)  # type: ignore[attr-defined]
+    sub = type("Sub", (cls,), {"__slots__": ()})._make(items)
+    for value in (made, cls(*items), pickle.loads(pickle.dumps(made._replace())), sub):
+        assert [getattr(value, name) for name in fields] == list(value)
+    replaced = made._replace(**{fields[-1]: "last"})
+    assert getattr(replaced, fields[-1]) == "last" == replaced[-1]
+    with pytest.raises(AttributeError):
+        setattr(made, fields[0], "x")
+
+
+@needs_twin
+def test_fields_as_slots_takes_only_a_tuples_layout() -> None:
+    """A class with more than a tuple's layout (a __dict__), or no tuple at all, is refused:
+    its items would not lie where a slot reads them."""
+    from urlsan.core import _speedups  # type: ignore[attr-defined]
+
+    class Plain:
+        _fields = ("a",)
+
+    with_dict = type("WithDict", (tuple,), {"_fields": ("a",)})
+    for cls in (Plain, with_dict, int):
+        with pytest.raises(TypeError):
+            _speedups.fields_as_slots(cls)
+
+
 @needs_twin
 def test_many_columns_raise_what_a_result_field_raises() -> None:
     """The column loop passes on the error of a Result whose edits cannot be read, with no list
