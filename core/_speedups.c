@@ -3050,12 +3050,11 @@ static PyObject *twin_setup(PyObject *self, PyObject *args) {
  * instructions, and the proxy reads some fifty fields per request.  An instance holds every
  * field, as the class's __new__, _make, _replace, copy and pickling build it; only
  * tuple.__new__ with fewer items than fields could build one that does not, which no code of
- * urlsan does.  The class must add nothing to a tuple's layout (NamedTuple's __slots__ = ()). */
+ * urlsan does.  A tuple subclass keeps its items where a tuple's are (tuple's own methods read
+ * them there), whatever else it adds. */
 static PyObject *fields_as_slots(PyObject *Py_UNUSED(self), PyObject *cls) {
     PyTypeObject *type = (PyTypeObject *)cls;
-    if (!PyType_Check(cls) || !PyType_IsSubtype(type, &PyTuple_Type) ||
-        type->tp_basicsize != PyTuple_Type.tp_basicsize ||
-        type->tp_itemsize != PyTuple_Type.tp_itemsize) {
+    if (!PyType_Check(cls) || !PyType_IsSubtype(type, &PyTuple_Type)) {
         PyErr_SetString(PyExc_TypeError, "fields_as_slots() takes a NamedTuple class");
         return NULL;
     }
