@@ -227,7 +227,8 @@ def check(
         where = sent_to(host) if host else None
     # `form`, in line for the origin-form targets a proxy is sent (one call less per request)
     shape = "origin" if raw[:1] == b"/" else form(raw)
-    return check_target(raw, shape, *targets, limit=limit, host=where)
+    policy, fragment_policy, lenient = targets  # not *targets: a call without a tuple and dict
+    return check_target(raw, shape, policy, fragment_policy, lenient, limit=limit, host=where)
 
 
 def _canonical_host(

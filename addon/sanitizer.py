@@ -409,7 +409,8 @@ class UrlSanitizer:
         if self._pending:
             entry = self._pending.pop(flow.id, None)
             if entry is not None and flow.response is not None:
-                self._write(*entry, flow.response.status_code)
+                _, outcome, asked, ts = entry  # not *entry: a call without a tuple and a dict
+                self._write(flow, outcome, asked, ts, flow.response.status_code)
 
     def error(self, flow: http.HTTPFlow) -> None:
         """No response will come (the upstream failed, the client went away): the record is
