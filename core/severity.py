@@ -217,7 +217,9 @@ _HIDDEN_DOT = re.compile(
 )
 _DOT_PAIR = re.compile(r"(?:\.|%2[Ee]){2}")
 _SPLIT_NEAR_DOTS = re.compile(
-    r"(?:\.|%2[Ee]){2}(?:[;\\]|%2[Ff]|%5[Cc])"  # a ".." another separator or a parameter ends
+    # another separator or a parameter after a ".." (a "\" there is a "/" to IIS, which then
+    # reads "/a/../\/" as "/" where RFC 3986 keeps the directory "\")
+    r"(?:\.|%2[Ee]){2}.*?(?:[;\\]|%2[Ff]|%5[Cc])"
     # another separator, a parameter (stripped: an empty segment) or an empty segment before a
     # ".." (which may remove it, or not)
     r"|(?:[;\\]|%2[Ff]|%5[Cc]|//)(?=.*(?:\.|%2[Ee]){2})"

@@ -184,6 +184,7 @@ _TOKENS = [
 @given(st.lists(st.sampled_from(_TOKENS), min_size=1, max_size=10))
 @example(["a", "/", "b", "/", "..", "//", "c"])
 @example(["a", "//", "..", "/", "..", "/", "b"])
+@example(["a", "/", "..", "/", "\\", "/"])  # "/a/../\/": IIS reads the "\" as a "/"
 def test_one_reader_speaks_for_all_only_where_all_agree(tokens: list[str]) -> None:
     """Where `assess` lets the file-path join speak for every reader, every reader run says the
     same severity."""
