@@ -144,6 +144,10 @@ static struct {
     PyObject *colon_port; /* ":80": drop-default-port's text before */
     PyObject *spelled[1 << SCHEME_MAX]; /* "HTTp": its text before, by which letters are
                                            capitals (bit k: letter k), made on first use */
+    /* "http://" as the first 8 bytes of a target hold it, for a scheme of up to 5 letters
+     * (mask: 0xFF on its bytes, 0 on those after it; fold: 0x20 on its letters, which an "or"
+     * lowercases) */
+    uint64_t word, mask, fold;
 } schemes[SCHEMES_MAX];
 static int nschemes;
 static PyObject *empty_str, *colon_str, *slash_str, *user_str, *password_str;
@@ -1636,28 +1640,64 @@ static inline int same_name(const char *name, const char *p, Py_ssize_t n) {
     return 1;
 }
 
+/* The target starts with schemes[k] "://", its letters capitals where cased has a bit (bit j:
+ * letter j): lowercase-scheme (RFC 3986 §6.2.2.1) when any is, then the scheme written out. */
+static int scheme_found(State *st, int k, unsigned cased) {
+    Py_ssize_t n = schemes[k].n;
+    st->scheme = k;
+    if (cased) {
+        if (!(st->flags & FL_LOWER_SCHEME)) return decline(st, D_SCHEME);
+        PyObject **before = &schemes[k].spelled[cased];
+        if (!*before) *before = target_slice(st, 0, n);
+        if (!*before ||
+            whole_edit(st, R_LOWER_SCHEME, C_SCHEME, 0, n, Py_NewRef(*before),
+                       Py_NewRef(schemes[k].name_str)) < 0)
+            return FAIL;
+    }
+    if (buf_put(&st->out, schemes[k].name, n) < 0 || buf_put(&st->out, "://", 3) < 0) return FAIL;
+    st->pos = n + 3;
+    return OK;
+}
+
+/* Which of the letters p[0:n] (n <= 8) are capitals, bit j for letter j, from upper: 0x20 in
+ * each byte of the target's first word that is a capital, 0 elsewhere.  Little-endian, byte j
+ * of the word is its bits 8j..8j+7: one multiplication gathers bit 5 of each byte into the top
+ * byte (the partial products are distinct powers of 2: no carries), else a loop. */
+static inline unsigned capitals(uint64_t upper, const Py_UCS1 *p, Py_ssize_t n) {
+#if PY_LITTLE_ENDIAN
+    (void)p;
+    (void)n;
+    return (unsigned)(((upper >> 5) * UINT64_C(0x0102040810204080)) >> 56);
+#else
+    (void)upper;
+    unsigned cased = 0;
+    for (Py_ssize_t j = 0; j < n; j++) cased |= (unsigned)!(p[j] & 0x20) << j;
+    return cased;
+#endif
+}
+
 /* RFC 3986 §3.1 scheme "://", the scheme one of policy.DEFAULT_PORTS (http, https, ws, wss);
  * lowercase-scheme (§6.2.2.1). */
 static int step_scheme(State *st) {
     char sch[SCHEME_MAX];
     Py_ssize_t n = 0, i = 0, len = st->len;
-    if (st->s1) { /* most targets: a lowercase scheme, as it stays, in a loop without a branch */
+    if (st->s1 && len >= 8) { /* most targets: their first 8 bytes against each scheme "://" */
         const Py_UCS1 *p = st->s1;
-        if (len > 4 && p[0] == 'h' && p[1] == 't' && p[2] == 't' && p[3] == 'p')
-            n = 4; /* what most targets start with, read at once */
-        while (n < len && n < SCHEME_MAX - 1 && p[n] >= 'a' && p[n] <= 'z') n++;
-        if (n > 0 && n + 2 < len && p[n] == ':' && p[n + 1] == '/' && p[n + 2] == '/') {
-            for (int k = 0; k < nschemes; k++) {
-                if (schemes[k].n == n && same_name(schemes[k].name, (const char *)p, n)) {
-                    st->scheme = k;
-                    st->pos = n + 3;
-                    return buf_put(&st->out, (const char *)p, n + 3) < 0 ? FAIL : OK;
-                }
+        uint64_t word;
+        memcpy(&word, p, 8);
+        for (int k = 0; k < nschemes; k++) {
+            if ((word & schemes[k].mask) == schemes[k].word) { /* lowercase, as it stays */
+                st->scheme = k;
+                st->pos = schemes[k].n + 3;
+                return buf_put(&st->out, (const char *)p, st->pos) < 0 ? FAIL : OK;
+            }
+            if (((word | schemes[k].fold) & schemes[k].mask) == schemes[k].word) {
+                /* x | 0x20 is a lowercase letter only for a letter x; a capital lacks 0x20 */
+                return scheme_found(st, k, capitals(~word & schemes[k].fold, p, schemes[k].n));
             }
         }
-        n = 0; /* anything else: the full reading below, which says why it declines */
     }
-    unsigned cased = 0; /* bit k: letter k is a capital */
+    unsigned cased = 0; /* anything else: the full reading, which says why it declines */
     while (i < len && n < SCHEME_MAX) {
         Py_UCS4 c = CH(st, i);
         if (c == ':') break;
@@ -1669,25 +1709,9 @@ static int step_scheme(State *st) {
     if (n == 0 || i + 2 >= len || CH(st, i) != ':' || CH(st, i + 1) != '/' ||
         CH(st, i + 2) != '/')
         return decline(st, D_RELATIVE);
-    for (int k = 0; k < nschemes; k++) {
-        if (schemes[k].n == n && same_name(schemes[k].name, sch, n)) {
-            st->scheme = k;
-            break;
-        }
-    }
-    if (st->scheme < 0) return decline(st, D_OTHER_SCHEME);
-    if (cased) {
-        if (!(st->flags & FL_LOWER_SCHEME)) return decline(st, D_SCHEME);
-        PyObject **before = &schemes[st->scheme].spelled[cased];
-        if (!*before) *before = target_slice(st, 0, n);
-        if (!*before ||
-            whole_edit(st, R_LOWER_SCHEME, C_SCHEME, 0, n, Py_NewRef(*before),
-                       Py_NewRef(schemes[st->scheme].name_str)) < 0)
-            return FAIL;
-    }
-    if (buf_put(&st->out, sch, n) < 0 || buf_put(&st->out, "://", 3) < 0) return FAIL;
-    st->pos = i + 3;
-    return OK;
+    for (int k = 0; k < nschemes; k++)
+        if (schemes[k].n == n && same_name(schemes[k].name, sch, n)) return scheme_found(st, k, cased);
+    return decline(st, D_OTHER_SCHEME);
 }
 
 /* lowercase-host (RFC 3986 §6.2.2.1) on target[hs:he], written to the output, as
@@ -3036,6 +3060,18 @@ static PyObject *twin_setup(PyObject *self, PyObject *args) {
         schemes[nschemes].port = Py_NewRef(value);
         schemes[nschemes].name_str = name_str;
         schemes[nschemes].colon_port = colon_port;
+        unsigned char word[8] = {0}, mask[8] = {0}, fold[8] = {0};
+        if (n + 3 <= 8) { /* else mask and word differ in every byte: no target matches */
+            memcpy(word, name, (size_t)n);
+            memcpy(word + n, "://", 3);
+            memset(mask, 0xFF, (size_t)n + 3);
+            memset(fold, 0x20, (size_t)n);
+        } else {
+            word[0] = 1;
+        }
+        memcpy(&schemes[nschemes].word, word, 8);
+        memcpy(&schemes[nschemes].mask, mask, 8);
+        memcpy(&schemes[nschemes].fold, fold, 8);
         nschemes++;
     }
     ready = 1;
