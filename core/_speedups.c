@@ -618,37 +618,49 @@ static PyObject *rules_name(unsigned bits) {
     return name;
 }
 
-/* The tuple (edits: k = 2, findings: k = 3) of the Result that make_result's pooled() is about
- * to refill, when it may be refilled in place rather than let go of and made again (a tuple's
- * making and its freeing were a tenth of a dirty target's cost): of n items (the empty tuple is
- * shared), its only reference that Result's, whose only one is its pool's.  Nobody else can see
- * it then, so that its items may change; its refill is that of its Result, postponed.  CPython
- * 3.14 caches a tuple's hash in it, which a refill would leave stale: there, no refill. */
-static PyObject *reusable(int k, Py_ssize_t n) {
-#if PY_VERSION_HEX >= 0x030E0000
-    (void)k;
-    (void)n;
-    return NULL;
-#else
+/* Tuples of edits (spare[0]) and of findings (spare[1]) of Results let go of, one of each size
+ * up to SPARE_MAX, their items let go of too (NULL), for the next Results to fill: a tuple's
+ * making and its freeing were a tenth of a dirty target's cost.  set_aside() takes them from the
+ * Result that make_result's pooled() is about to refill, when nobody else can see them: the
+ * Result's only reference its pool's, the tuple's only one that Result's.  CPython 3.14 caches
+ * a tuple's hash in it, which a refill would leave stale: there, none is set aside. */
+#define SPARE_MAX 8
+static PyObject *spare[2][SPARE_MAX + 1];
+
+static void set_aside(void) {
+#if PY_VERSION_HEX < 0x030E0000
     PyObject *r = result_pool.slot[result_pool.next];
-    if (n == 0 || !r || Py_REFCNT(r) != 1 || Py_TYPE(r) != (PyTypeObject *)ResultType) return NULL;
-    PyObject *t = PyTuple_GET_ITEM(r, k);
-    if (Py_REFCNT(t) != 1 || !PyTuple_CheckExact(t) || PyTuple_GET_SIZE(t) != n) return NULL;
-    return Py_NewRef(t); /* still untracked, as it was made */
+    if (!r || Py_REFCNT(r) != 1 || Py_TYPE(r) != (PyTypeObject *)ResultType) return;
+    for (int k = 0; k < 2; k++) {
+        PyObject *t = PyTuple_GET_ITEM(r, k + 2);
+        if (Py_REFCNT(t) != 1 || !PyTuple_CheckExact(t)) continue;
+        Py_ssize_t n = PyTuple_GET_SIZE(t);
+        if (n == 0 || n > SPARE_MAX || spare[k][n]) continue;
+        PyTuple_SET_ITEM(r, k + 2, Py_NewRef(empty_tuple)); /* the Result's, until its refill */
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *item = PyTuple_GET_ITEM(t, i);
+            PyTuple_SET_ITEM(t, i, NULL);
+            Py_XDECREF(item);
+        }
+        spare[k][n] = t; /* still untracked, as it was made */
+    }
 #endif
 }
 
-/* t[i] = o (stolen), t new or reusable()'s: an old item let go after its place is taken. */
-static inline void tuple_put(PyObject *t, Py_ssize_t i, PyObject *o) {
-    PyObject *old = PyTuple_GET_ITEM(t, i);
-    PyTuple_SET_ITEM(t, i, o);
-    Py_XDECREF(old);
+/* A tuple of n items (k: 0 edits, 1 findings) to fill, all NULL: one set aside, or a new one. */
+static inline PyObject *tuple_for(int k, Py_ssize_t n) {
+    if (n <= SPARE_MAX && spare[k][n]) {
+        PyObject *t = spare[k][n];
+        spare[k][n] = NULL;
+        return t;
+    }
+    return PyTuple_New(n);
 }
 
 static PyObject *freeze_edits(State *st) {
     if (st->nedits == 0) return Py_NewRef(empty_tuple); /* shared: nothing to untrack */
-    PyObject *t = reusable(2, st->nedits);
-    if (!t && !(t = PyTuple_New(st->nedits))) return NULL;
+    PyObject *t = tuple_for(0, st->nedits);
+    if (!t) return NULL;
     /* No collection while a million edits are made: each would walk the edits made so far, and
      * none of them can be garbage yet.  Collections resume after, as the allocator counts them. */
     int gc_was_on = st->nedits > 1000 ? PyGC_Disable() : 0;
@@ -666,7 +678,7 @@ static PyObject *freeze_edits(State *st) {
         e->before = e->after = NULL;
         PyObject *edit = pooled(&edit_pool, EditType, 6, items);
         if (!edit) { Py_CLEAR(t); break; }
-        tuple_put(t, i, edit);
+        PyTuple_SET_ITEM(t, i, edit);
     }
     if (gc_was_on) PyGC_Enable();
     return untracked(t);
@@ -691,8 +703,8 @@ static PyObject *offsets_tuple(const FindRec *f) {
 
 static PyObject *freeze_findings(State *st) {
     if (st->nfindings == 0) return Py_NewRef(empty_tuple);
-    PyObject *t = reusable(3, st->nfindings);
-    if (!t && !(t = PyTuple_New(st->nfindings))) return NULL;
+    PyObject *t = tuple_for(1, st->nfindings);
+    if (!t) return NULL;
     for (int i = 0; i < st->nfindings; i++) {
         FindRec *f = &st->findings[i];
         PyObject *items[6];
@@ -705,7 +717,7 @@ static PyObject *freeze_findings(State *st) {
         items[5] = offsets_tuple(f);
         PyObject *finding = pooled(&finding_pool, FindingType, 6, items);
         if (!finding) { Py_DECREF(t); return NULL; }
-        tuple_put(t, i, finding);
+        PyTuple_SET_ITEM(t, i, finding);
     }
     return untracked(t);
 }
@@ -2360,6 +2372,7 @@ static int steps(State *st, int form) {
 static PyObject *make_result(State *st) {
     PyObject *items[4];
     Py_ssize_t len = st->len;
+    set_aside();
     items[0] = Py_NewRef(st->target);
     /* Nothing rewritten: the output is the input, which is then returned itself. */
     int same = st->nedits == 0 && PyUnicode_IS_ASCII(st->target) && st->out.n == len &&
