@@ -1860,8 +1860,10 @@ static int rewrite_host(State *st, int rule, Py_ssize_t hs, Py_ssize_t he, Py_ss
 }
 
 /* strip-host-dot (RFC 1034 §3.1) and numeric-host (WHATWG URL §4.4) on the host just written
- * from out_host on; numeric-host's finding whether or not the rule is on. */
-static int host_dot_and_number(State *st, Py_ssize_t hs, Py_ssize_t he, Py_ssize_t out_host) {
+ * from out_host on; numeric-host's finding whether or not the rule is on.  digits: the host may
+ * hold a digit (0: it holds none, so that it ends in no number, most names). */
+static int host_dot_and_number(State *st, Py_ssize_t hs, Py_ssize_t he, Py_ssize_t out_host,
+                               int digits) {
     Buf *out = &st->out;
     const char *p = out->p + out_host;
     Py_ssize_t n = out->n - out_host, kept = n;
@@ -1870,7 +1872,7 @@ static int host_dot_and_number(State *st, Py_ssize_t hs, Py_ssize_t he, Py_ssize
         if (rewrite_host(st, R_STRIP_DOT, hs, he, out_host, p, kept) < 0) return FAIL;
         n = kept;
     }
-    if (!ends_in_number(p, n)) return OK;
+    if (!digits || !ends_in_number(p, n)) return OK;
     char dotted[16];
     int k = parse_ipv4(p, n, dotted);
     if (k == -2) return decline(st, D_INT_PREFIX);
@@ -1883,8 +1885,9 @@ static int host_dot_and_number(State *st, Py_ssize_t hs, Py_ssize_t he, Py_ssize
 }
 
 /* The classes of the characters of a reg-name host (RFC 3986 §3.2.2), from setup(): each one a
- * host may have none of, so that one "or" over its characters tells them all. */
-enum { H_DISALLOWED = 1, H_NON_LDH = 2, H_UPPER = 4, H_INVALID = 8, H_NON_ASCII = 16 };
+ * host may have none of, so that one "or" over its characters tells them all.  (Bits 5 and 6
+ * are authority_class's marks.) */
+enum { H_DISALLOWED = 1, H_NON_LDH = 2, H_UPPER = 4, H_INVALID = 8, H_NON_ASCII = 16, H_DIGIT = 128 };
 static unsigned char host_class[256];
 
 /* lowercase-host (§6.2.2.1) on a name the character rules then rewrite (escapes, characters to
@@ -1968,7 +1971,10 @@ static int step_host(State *st, Py_ssize_t hs, Py_ssize_t he) {
         if (rc == OK) rc = scan(st, C_HOST, hs, he, &st->out);
         st->host_lower = 0;
     }
-    return rc == OK ? host_dot_and_number(st, hs, he, out_host) : rc;
+    /* the name as written is the input's, lowercased, unless the character rules rewrote it
+     * (a decoded "%31" is a digit) */
+    int digits = (any & H_DIGIT) || (any & H_DISALLOWED);
+    return rc == OK ? host_dot_and_number(st, hs, he, out_host, digits) : rc;
 }
 
 /* ipaddress.IPv4Address's grammar on target[s:e]: four decimal octets up to 255, without
@@ -2126,8 +2132,9 @@ static int step_port(State *st, Py_ssize_t colon, Py_ssize_t pe) {
     return OK;
 }
 
-/* The characters authority_marks stops at, as bits above host_class's (AM_MARKS): all others
- * are skipped in a tight loop, which gathers their host_class bits on the way. */
+/* The characters authority_marks stops at, as bits 5 and 6, which host_class leaves free
+ * (AM_MARKS): all others are skipped in a tight loop, which gathers their host_class bits on
+ * the way. */
 enum { AM_END = 1 << 5, AM_AT = 2 << 5, AM_COLON = 3 << 5, AM_MARKS = 3 << 5 };
 static unsigned char authority_class[256]; /* host_class, and the marks: from setup() */
 
@@ -3022,7 +3029,8 @@ static PyObject *twin_setup(PyObject *self, PyObject *args) {
         host_class[c] = (unsigned char)((allowed_host[c] && c != '%' && c != '\\' ? 0 : H_DISALLOWED) |
                                         (ldh ? 0 : H_NON_LDH) | (c >= 'A' && c <= 'Z' ? H_UPPER : 0) |
                                         (c == ':' || c == '[' ? H_INVALID : 0) |
-                                        (c >= 128 ? H_NON_ASCII : 0));
+                                        (c >= 128 ? H_NON_ASCII : 0) |
+                                        (c >= '0' && c <= '9' ? H_DIGIT : 0));
         authority_class[c] = (unsigned char)(host_class[c] | (c == '/' || c == '?' || c == '#' ? AM_END
                                                               : c == '@'                       ? AM_AT
                                                               : c == ':'                       ? AM_COLON
