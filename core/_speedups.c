@@ -463,30 +463,18 @@ fail:
  * holder.  A Result kept here keeps its edits: its ring is short (2), so that theirs (64) finds
  * them let go of when it comes round. */
 #define POOL_SIZE 64
+#define RESULT_POOL_SIZE 2
 #define POOL_TEXT_MAX 256
 typedef struct {
     PyObject *slot[POOL_SIZE];
-    int next, size;
+    int next;
 } Pool;
-static Pool edit_pool = {.size = POOL_SIZE}, finding_pool = {.size = POOL_SIZE};
-static Pool result_pool = {.size = 2};
+static Pool edit_pool, finding_pool, result_pool; /* rings of POOL_SIZE, POOL_SIZE, RESULT_POOL_SIZE */
 
-static PyObject *pooled(Pool *pool, PyObject *type, Py_ssize_t n, PyObject **items) {
-    PyObject **slot = &pool->slot[pool->next];
-    pool->next = pool->next + 1 == pool->size ? 0 : pool->next + 1; /* no division */
-    PyObject *o = *slot;
-    if (o && Py_REFCNT(o) == 1 && Py_TYPE(o) == (PyTypeObject *)type) {
-        for (Py_ssize_t i = 0; i < n; i++) {
-            if (!items[i]) goto fail;
-        }
-        for (Py_ssize_t i = 0; i < n; i++) { /* each old item let go after its place is taken */
-            PyObject *old = PyTuple_GET_ITEM(o, i);
-            PyTuple_SET_ITEM(o, i, items[i]);
-            Py_DECREF(old);
-        }
-        return Py_NewRef(o); /* untracked when it was made */
-    }
-    o = named(type, n, items);
+/* pooled() where the slot's one is still in use (or none is there yet): a new one, which takes
+ * the slot. */
+static PyObject *pooled_new(PyObject **slot, PyObject *type, Py_ssize_t n, PyObject **items) {
+    PyObject *o = named(type, n, items);
     if (!o) return NULL;
     for (Py_ssize_t i = 0; i < n; i++) { /* a long text is not kept alive past its Result */
         PyObject *item = PyTuple_GET_ITEM(o, i);
@@ -494,9 +482,30 @@ static PyObject *pooled(Pool *pool, PyObject *type, Py_ssize_t n, PyObject **ite
     }
     Py_XSETREF(*slot, Py_NewRef(o));
     return o;
-fail:
-    for (Py_ssize_t i = 0; i < n; i++) Py_XDECREF(items[i]);
-    return NULL;
+}
+
+/* A type(*items) of n stolen items from pool, a ring of size slots.  Inlined in its callers,
+ * with n and size constants: its loops unrolled, and no test left of an item that cannot be
+ * NULL there. */
+static inline PyObject *pooled(Pool *pool, int size, PyObject *type, Py_ssize_t n,
+                               PyObject **items) {
+    PyObject **slot = &pool->slot[pool->next];
+    pool->next = pool->next + 1 == size ? 0 : pool->next + 1; /* no division */
+    PyObject *o = *slot;
+    if (!o || Py_REFCNT(o) != 1 || Py_TYPE(o) != (PyTypeObject *)type)
+        return pooled_new(slot, type, n, items);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!items[i]) {
+            for (Py_ssize_t k = 0; k < n; k++) Py_XDECREF(items[k]);
+            return NULL;
+        }
+    }
+    for (Py_ssize_t i = 0; i < n; i++) { /* each old item let go after its place is taken */
+        PyObject *old = PyTuple_GET_ITEM(o, i);
+        PyTuple_SET_ITEM(o, i, items[i]);
+        Py_DECREF(old);
+    }
+    return Py_NewRef(o); /* untracked when it was made */
 }
 
 /* Strings made once, for the texts most edits hold (hostile and dirty input alike): every
@@ -664,24 +673,32 @@ static PyObject *freeze_edits(State *st) {
     /* No collection while a million edits are made: each would walk the edits made so far, and
      * none of them can be garbage yet.  Collections resume after, as the allocator counts them. */
     int gc_was_on = st->nedits > 1000 ? PyGC_Disable() : 0;
-    for (Py_ssize_t i = 0; i < st->nedits; i++) {
+    Py_ssize_t i;
+    for (i = 0; i < st->nedits; i++) {
         EditRec *e = &st->edits[i];
         PyObject *items[6];
         items[0] = rules_name(e->rules);
         items[1] = Py_NewRef(component_str[e->component]);
         items[2] = offset_int(e->start);
         items[3] = offset_int(e->end);
-        /* its texts taken from the record (state_free finds NULL there): no reference more */
+        /* its texts taken from the record: no reference more */
         items[4] = e->before ? e->before
                              : input_str(st->target, st->kind, st->data, e->start, e->end);
         items[5] = e->after;
-        e->before = e->after = NULL;
-        PyObject *edit = pooled(&edit_pool, EditType, 6, items);
-        if (!edit) { Py_CLEAR(t); break; }
+        PyObject *edit = pooled(&edit_pool, POOL_SIZE, EditType, 6, items);
+        if (!edit) break;
         PyTuple_SET_ITEM(t, i, edit);
     }
     if (gc_was_on) PyGC_Enable();
-    return untracked(t);
+    /* The records' texts are the edits' now (a failed pooled() let go of its items): none is
+     * left for state_free, which then has no loop to run. */
+    if (i == st->nedits) {
+        st->nedits = 0;
+        return untracked(t);
+    }
+    for (Py_ssize_t k = 0; k <= i; k++) st->edits[k].before = st->edits[k].after = NULL;
+    Py_DECREF(t);
+    return NULL;
 }
 
 /* Finding.offsets: () for one occurrence, else where the first MAX_OFFSETS are. */
@@ -705,21 +722,29 @@ static PyObject *freeze_findings(State *st) {
     if (st->nfindings == 0) return Py_NewRef(empty_tuple);
     PyObject *t = tuple_for(1, st->nfindings);
     if (!t) return NULL;
-    for (int i = 0; i < st->nfindings; i++) {
+    int i;
+    for (i = 0; i < st->nfindings; i++) {
         FindRec *f = &st->findings[i];
         PyObject *items[6];
         items[0] = Py_NewRef(finding_str[f->rule]);
         items[1] = Py_NewRef(component_str[f->component]);
         items[2] = offset_int(f->offset);
-        items[3] = f->detail ? Py_NewRef(f->detail)
+        /* its detail taken from the record: no reference more */
+        items[3] = f->detail ? f->detail
                              : input_str(st->target, st->kind, st->data, f->dstart, f->dend);
         items[4] = offset_int(f->count);
         items[5] = offsets_tuple(f);
-        PyObject *finding = pooled(&finding_pool, FindingType, 6, items);
-        if (!finding) { Py_DECREF(t); return NULL; }
+        PyObject *finding = pooled(&finding_pool, POOL_SIZE, FindingType, 6, items);
+        if (!finding) break;
         PyTuple_SET_ITEM(t, i, finding);
     }
-    return untracked(t);
+    if (i == st->nfindings) { /* as freeze_edits: nothing left for state_free */
+        st->nfindings = 0;
+        return untracked(t);
+    }
+    for (int k = 0; k <= i; k++) st->findings[k].detail = NULL;
+    Py_DECREF(t);
+    return NULL;
 }
 
 /* ---- characters */
@@ -2387,7 +2412,7 @@ static PyObject *make_result(State *st) {
     items[1] = same ? Py_NewRef(st->target) : ascii_str(st->out.p, st->out.n);
     items[2] = freeze_edits(st);
     items[3] = freeze_findings(st);
-    return pooled(&result_pool, ResultType, 4, items);
+    return pooled(&result_pool, RESULT_POOL_SIZE, ResultType, 4, items);
 }
 
 /* A State for target (NULL: a target of ASCII bytes, data) of len characters of kind. */
