@@ -987,10 +987,15 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
     Py_ssize_t trick_end = s, utf8_end = s; /* utf8_end: past the last valid escaped UTF-8 */
     Py_ssize_t raw_end = s;                 /* past the last raw overlong pair */
     if (buf_reserve(out, e - s) < 0) return FAIL;
-    const Py_UCS1 *s1 = st->s1;
+    /* The target, read from locals: the stores through out->p may alias st's fields, which
+     * would be read again after each one. */
+    const Py_UCS1 *const s1 = st->s1;
+    const int kind = st->kind;
+    const void *const data = st->data;
+#define SCH(i) (s1 ? (Py_UCS4)s1[i] : PyUnicode_READ(kind, data, (i)))
     Py_ssize_t i;
     for (i = s; i < e; i++) {
-        Py_UCS4 c = CH(st, i);
+        Py_UCS4 c = SCH(i);
         if (c < 256 && allowed[c]) { /* a run of characters allowed here, copied as it is */
             Py_ssize_t j = i + 1;
             Py_ssize_t from = out->n;
@@ -1006,9 +1011,9 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
                 for (; j < e && allowed[s1[j]]; j++) o[j - i] = (char)s1[j];
                 out->n += j - i;
             } else {
-                while (j < e && (c = CH(st, j)) < 256 && allowed[c]) j++;
+                while (j < e && (c = SCH(j)) < 256 && allowed[c]) j++;
                 if (buf_reserve(out, j - i) < 0) return FAIL;
-                for (Py_ssize_t k = i; k < j; k++) out->p[out->n++] = (char)CH(st, k);
+                for (Py_ssize_t k = i; k < j; k++) out->p[out->n++] = (char)SCH(k);
             }
             if (st->host_lower) /* the text lowercase-host left, which this pass reads */
                 for (Py_ssize_t k = from; k < out->n; k++)
@@ -1022,7 +1027,7 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
              * decode-unreserved decodes ("%7E", "%41").  None of findings._ESCAPE_TRICKS
              * ("%25" "%u" "%00" "%0D" "%0A"), no decode trick, no UTF-8 and no path mark is an
              * unreserved byte but "." ("%2E": escaped-dot), which takes the general way. */
-            int hi = hexval(CH(st, i + 1)), lo = hi >= 0 ? hexval(CH(st, i + 2)) : -1;
+            int hi = hexval(SCH(i + 1)), lo = hi >= 0 ? hexval(SCH(i + 2)) : -1;
             int byte = lo >= 0 ? hi << 4 | lo : -1; /* no shift of -1 (undefined in C) */
             if (byte >= 0 && byte < 128 && byte != '.' && unres[byte]) {
                 enc[0] = (char)(st->host_lower && byte >= 'A' && byte <= 'Z' ? byte | 0x20 : byte);
@@ -1039,8 +1044,8 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
                 add_finding(st, rule, component, i, i, i + n);
                 trick_end = i + n;
             }
-            int hi = i + 2 < e ? hexval(CH(st, i + 1)) : -1;
-            int lo = hi >= 0 ? hexval(CH(st, i + 2)) : -1;
+            int hi = i + 2 < e ? hexval(SCH(i + 1)) : -1;
+            int lo = hi >= 0 ? hexval(SCH(i + 2)) : -1;
             if (path && decode_trick(lo < 0 ? -1 : hi << 4 | lo)) path->trick = 1;
             if (lo < 0) {
                 if (st->flags & FL_STRICT) /* RFC 3986 §2.4 */
@@ -1086,7 +1091,7 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
                 enc[0] = '%';
                 enc[1] = HEX[hi];
                 enc[2] = HEX[lo];
-                Py_UCS4 h1 = CH(st, i + 1), h2 = CH(st, i + 2);
+                Py_UCS4 h1 = SCH(i + 1), h2 = SCH(i + 2);
                 if (upper && ((char)h1 != enc[1] || (char)h2 != enc[2])) {
                     if (char_edit(st, R_UPPER, component, i, i + 3, out->n, 3) < 0) return FAIL;
                 } else {
@@ -1125,7 +1130,7 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
                                  PyUnicode_FromString("non-ASCII character"));
         if (tricks && i >= raw_end) { /* findings._RAW_ODD */
             if (c >= 0xDC80 && c <= 0xDCFF) { /* a raw byte that was no UTF-8 */
-                Py_UCS4 next = i + 1 < e ? CH(st, i + 1) : 0;
+                Py_UCS4 next = i + 1 < e ? SCH(i + 1) : 0;
                 if ((c == 0xDCC0 || c == 0xDCC1) && next >= 0xDC80 && next <= 0xDCBF) {
                     add_finding(st, F_OVERLONG, component, i, i, i + 2); /* RFC 3629 §10 */
                     raw_end = i + 2;
@@ -1170,6 +1175,7 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
             buf_put(out, enc, 3 * n) < 0)
             return FAIL;
     }
+#undef SCH
     if (path) path->end = i;
     return OK;
 }
@@ -1324,19 +1330,26 @@ static inline int hex4(const Py_UCS4 *u) {
  * (findings._LAX: "\xc0\xae" is "."), then "\\" as "/".  Returns out's length. */
 static Py_ssize_t lax_decode(const Py_UCS4 *in, Py_ssize_t n, Py_UCS4 *out) {
     Py_ssize_t k = 0;
+    int lax = 0; /* a character the second loop may change: "\\", or one from U+DCC0 on */
     for (Py_ssize_t i = 0; i < n;) {
+        Py_UCS4 c = in[i];
         int v;
-        if (in[i] == '%' && n - i >= 6 && (in[i + 1] | 0x20) == 'u' && (v = hex4(in + i + 2)) >= 0) {
-            out[k++] = (Py_UCS4)v;
+        if (c != '%') {
+            i++;
+        } else if (n - i >= 6 && (in[i + 1] | 0x20) == 'u' && (v = hex4(in + i + 2)) >= 0) {
+            c = (Py_UCS4)v;
             i += 6;
-        } else if (in[i] == '%' && n - i >= 3 && hexval(in[i + 1]) >= 0 && hexval(in[i + 2]) >= 0) {
+        } else if (n - i >= 3 && hexval(in[i + 1]) >= 0 && hexval(in[i + 2]) >= 0) {
             v = hexval(in[i + 1]) << 4 | hexval(in[i + 2]);
-            out[k++] = (Py_UCS4)(v < 0x80 ? v : 0xDC00 + v);
+            c = (Py_UCS4)(v < 0x80 ? v : 0xDC00 + v);
             i += 3;
         } else {
-            out[k++] = in[i++];
+            i++;
         }
+        lax |= c == '\\' || c >= 0xDCC0;
+        out[k++] = c;
     }
+    if (!lax) return k; /* the second loop would copy every character as it is */
     Py_ssize_t m = 0;
     for (Py_ssize_t i = 0; i < k;) { /* in place: the output never runs ahead of the input */
         Py_UCS4 c = out[i];
