@@ -158,6 +158,12 @@ static PyObject *empty_tuple;   /* (): most targets' findings, a clean one's edi
 static unsigned char allowed_path[256], allowed_query[256], allowed_fragment[256];
 static unsigned char allowed_userinfo[256], allowed_host[256];
 static unsigned char unreserved[256], unreserved_2396[256];
+/* Each component's table (the scheme and the port have none: the host's stands in) */
+static const unsigned char *const allowed_in[C_COUNT] = {
+    [C_SCHEME] = allowed_host, [C_USERINFO] = allowed_userinfo, [C_HOST] = allowed_host,
+    [C_PORT] = allowed_host,   [C_PATH] = allowed_path,         [C_QUERY] = allowed_query,
+    [C_FRAGMENT] = allowed_fragment,
+};
 static int ready;
 
 /* result.FOLD_AFTER and pipeline.RULES's order, from setup(): a component's character edits
@@ -462,7 +468,7 @@ fail:
  * takes was taken size / (made per target) targets ago; a slot still in use is left to its
  * holder.  A Result kept here keeps its edits: its ring is short (2), so that theirs (64) finds
  * them let go of when it comes round. */
-#define POOL_SIZE 64
+#define POOL_SIZE 64       /* a power of 2, as RESULT_POOL_SIZE: pooled() wraps with a mask */
 #define RESULT_POOL_SIZE 2
 #define POOL_TEXT_MAX 256
 typedef struct {
@@ -490,7 +496,7 @@ static PyObject *pooled_new(PyObject **slot, PyObject *type, Py_ssize_t n, PyObj
 static inline PyObject *pooled(Pool *pool, int size, PyObject *type, Py_ssize_t n,
                                PyObject **items) {
     PyObject **slot = &pool->slot[pool->next];
-    pool->next = pool->next + 1 == size ? 0 : pool->next + 1; /* no division */
+    pool->next = (pool->next + 1) & (size - 1); /* size: a power of 2 */
     PyObject *o = *slot;
     if (!o || Py_REFCNT(o) != 1 || Py_TYPE(o) != (PyTypeObject *)type)
         return pooled_new(slot, type, n, items);
@@ -646,10 +652,10 @@ static void set_aside(void) {
         Py_ssize_t n = PyTuple_GET_SIZE(t);
         if (n == 0 || n > SPARE_MAX || spare[k][n]) continue;
         PyTuple_SET_ITEM(r, k + 2, Py_NewRef(empty_tuple)); /* the Result's, until its refill */
-        for (Py_ssize_t i = 0; i < n; i++) {
+        for (Py_ssize_t i = 0; i < n; i++) { /* a Result's tuple is full: no NULL in it */
             PyObject *item = PyTuple_GET_ITEM(t, i);
             PyTuple_SET_ITEM(t, i, NULL);
-            Py_XDECREF(item);
+            Py_DECREF(item);
         }
         spare[k][n] = t; /* still untracked, as it was made */
     }
@@ -972,11 +978,7 @@ static inline int decode_trick(int b) {
  * marks, C_PATH), the pass ends at the first "?" or "#" (neither is allowed in a path). */
 static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf *out,
                       PathMarks *path) {
-    const unsigned char *allowed = component == C_PATH       ? allowed_path
-                                   : component == C_QUERY    ? allowed_query
-                                   : component == C_FRAGMENT ? allowed_fragment
-                                   : component == C_USERINFO ? allowed_userinfo
-                                                             : allowed_host;
+    const unsigned char *allowed = allowed_in[component];
     const unsigned char *unres = (st->flags & FL_UNRESERVED_2396) ? unreserved_2396 : unreserved;
     int decode = st->flags & FL_DECODE, upper = st->flags & FL_UPPER;
     int slash_rules = st->flags & FL_SLASH_RULES;
