@@ -490,18 +490,18 @@ static PyObject *pooled_new(PyObject **slot, PyObject *type, Py_ssize_t n, PyObj
     return o;
 }
 
-/* A type(*items) of n stolen items from pool, a ring of size slots.  Inlined in its callers,
- * with n and size constants: its loops unrolled, and no test left of an item that cannot be
- * NULL there. */
+/* A type(*items) of n stolen items from pool, a ring of size slots; items[i] may be NULL (an
+ * exception) only where bit i of nullable is set.  Inlined in its callers, with n, size and
+ * nullable constants: its loops unrolled, and no test left of an item that cannot be NULL. */
 static inline PyObject *pooled(Pool *pool, int size, PyObject *type, Py_ssize_t n,
-                               PyObject **items) {
+                               unsigned nullable, PyObject **items) {
     PyObject **slot = &pool->slot[pool->next];
     pool->next = (pool->next + 1) & (size - 1); /* size: a power of 2 */
     PyObject *o = *slot;
     if (!o || Py_REFCNT(o) != 1 || Py_TYPE(o) != (PyTypeObject *)type)
         return pooled_new(slot, type, n, items);
     for (Py_ssize_t i = 0; i < n; i++) {
-        if (!items[i]) {
+        if ((nullable >> i & 1) && !items[i]) {
             for (Py_ssize_t k = 0; k < n; k++) Py_XDECREF(items[k]);
             return NULL;
         }
@@ -672,6 +672,13 @@ static inline PyObject *tuple_for(int k, Py_ssize_t n) {
     return PyTuple_New(n);
 }
 
+/* The items of an Edit that may be NULL: its rule (a folded name, made), its offsets (made above
+ * SMALL_INTS) and its text before (made); its component and its text after never are.  A
+ * Finding's: its offset, detail, count and offsets; a Result's: url, edits and findings. */
+#define EDIT_NULLABLE (1u << 0 | 1u << 2 | 1u << 3 | 1u << 4)
+#define FINDING_NULLABLE (1u << 2 | 1u << 3 | 1u << 4 | 1u << 5)
+#define RESULT_NULLABLE (1u << 1 | 1u << 2 | 1u << 3)
+
 static PyObject *freeze_edits(State *st) {
     if (st->nedits == 0) return Py_NewRef(empty_tuple); /* shared: nothing to untrack */
     PyObject *t = tuple_for(0, st->nedits);
@@ -691,7 +698,7 @@ static PyObject *freeze_edits(State *st) {
         items[4] = e->before ? e->before
                              : input_str(st->target, st->kind, st->data, e->start, e->end);
         items[5] = e->after;
-        PyObject *edit = pooled(&edit_pool, POOL_SIZE, EditType, 6, items);
+        PyObject *edit = pooled(&edit_pool, POOL_SIZE, EditType, 6, EDIT_NULLABLE, items);
         if (!edit) break;
         PyTuple_SET_ITEM(t, i, edit);
     }
@@ -740,7 +747,7 @@ static PyObject *freeze_findings(State *st) {
                              : input_str(st->target, st->kind, st->data, f->dstart, f->dend);
         items[4] = offset_int(f->count);
         items[5] = offsets_tuple(f);
-        PyObject *finding = pooled(&finding_pool, POOL_SIZE, FindingType, 6, items);
+        PyObject *finding = pooled(&finding_pool, POOL_SIZE, FindingType, 6, FINDING_NULLABLE, items);
         if (!finding) break;
         PyTuple_SET_ITEM(t, i, finding);
     }
@@ -2442,7 +2449,7 @@ static PyObject *make_result(State *st) {
     items[1] = same ? Py_NewRef(st->target) : ascii_str(st->out.p, st->out.n);
     items[2] = freeze_edits(st);
     items[3] = freeze_findings(st);
-    return pooled(&result_pool, RESULT_POOL_SIZE, ResultType, 4, items);
+    return pooled(&result_pool, RESULT_POOL_SIZE, ResultType, 4, RESULT_NULLABLE, items);
 }
 
 /* A State for target (NULL: a target of ASCII bytes, data) of len characters of kind. */
