@@ -1750,15 +1750,14 @@ static int step_scheme(State *st) {
         uint64_t word;
         memcpy(&word, p, 8);
         for (int k = 0; k < nschemes; k++) {
+            /* x | 0x20 is a lowercase letter only for a letter x; a capital lacks 0x20 */
+            if (((word | schemes[k].fold) & schemes[k].mask) != schemes[k].word) continue;
             if ((word & schemes[k].mask) == schemes[k].word) { /* lowercase, as it stays */
                 st->scheme = k;
                 st->pos = schemes[k].n + 3;
                 return buf_put(&st->out, (const char *)p, st->pos) < 0 ? FAIL : OK;
             }
-            if (((word | schemes[k].fold) & schemes[k].mask) == schemes[k].word) {
-                /* x | 0x20 is a lowercase letter only for a letter x; a capital lacks 0x20 */
-                return scheme_found(st, k, capitals(~word & schemes[k].fold, p, schemes[k].n));
-            }
+            return scheme_found(st, k, capitals(~word & schemes[k].fold, p, schemes[k].n));
         }
     }
     unsigned cased = 0; /* anything else: the full reading, which says why it declines */
@@ -1819,8 +1818,12 @@ static int lowercase_host(State *st, Py_ssize_t hs, Py_ssize_t he, int ldh, int 
                 *o++ = (char)(c >= 'A' && c <= 'Z' ? c | 0x20 : c);
             }
         }
-        if (char_edit(st, R_LOWER_HOST, C_HOST, hs, he, out_host, he - hs) < 0) return FAIL;
-        return finish_afters(st, first, out);
+        /* the host's first edit: no other of its component to merge with, and its text after
+         * made here rather than by finish_afters' loop */
+        if (new_char_edit(st, R_LOWER_HOST, C_HOST, hs, he, out_host, he - hs) < 0) return FAIL;
+        EditRec *e = &st->edits[st->nedits - 1];
+        e->after = after_str(out->p + out_host, he - hs);
+        return e->after ? OK : FAIL;
     }
     for (Py_ssize_t k = hs; k <= he; k++) {
         Py_UCS4 c = k < he ? CH(st, k) : 0;
