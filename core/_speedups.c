@@ -283,6 +283,7 @@ typedef struct {
     int nfindings;
     Buf out;                 /* the canonical target, written component by component */
     Py_ssize_t pos;          /* where the next step reads the input */
+    Py_ssize_t scan_end;     /* where scan_chars stopped: its end, or a "#" ending a query */
     int origin;              /* origin-form (no scheme and authority) */
     int authority;           /* authority-form: the target is all authority (RFC 9112 §3.2.3) */
     int scheme;              /* its index in schemes[]; -1: none (origin- or authority-form) */
@@ -1114,6 +1115,7 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
         }
         if (c < 128) {
             if (path && (c == '?' || c == '#')) break; /* the path's end */
+            if (c == '#' && component == C_QUERY) break; /* the query's (RFC 3986 §3.4) */
             if (path && c == '\\') {
                 if (slash_rules) return decline(st, D_SLASH_RULE_BACKSLASH);
                 if (path->backslash < 0) path->backslash = i;
@@ -1185,6 +1187,7 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
             return FAIL;
     }
 #undef SCH
+    st->scan_end = i;
     if (path) path->end = i;
     return OK;
 }
@@ -2401,11 +2404,13 @@ done:
 
 /* RFC 3986 §3.4 query: the character rules (the query rules run in driver.py after this). */
 static int step_query(State *st) {
-    Py_ssize_t qs = st->pos + 1, qe = find(st, '#', qs, st->len);
-    if (qe < 0) qe = st->len;
+    Py_ssize_t first = st->nedits;
     if (buf_putc(&st->out, '?') < 0) return FAIL;
-    st->pos = qe;
-    return scan(st, C_QUERY, qs, qe, &st->out);
+    /* the character pass ends at the first "#" itself, and says where: no pass to find it */
+    int rc = scan_chars(st, C_QUERY, st->pos + 1, st->len, &st->out, NULL);
+    if (rc != OK) return rc;
+    st->pos = st->scan_end;
+    return finish_afters(st, first, &st->out);
 }
 
 /* RFC 3986 §3.5 fragment: strip-fragment, or the character rules. */
@@ -3102,9 +3107,9 @@ static PyObject *twin_setup(PyObject *self, PyObject *args) {
                                                                                                : 0));
     }
     /* "%" and "\\" are never allowed raw, nor "?" and "#" in a path (RFC 3986 §3.3: they end
-     * it): the scanner's branches rely on it. */
+     * it), nor "#" in a query (§3.4): the scanner's branches rely on it. */
     allowed_path['%'] = allowed_query['%'] = allowed_fragment['%'] = 0;
-    allowed_path['?'] = allowed_path['#'] = 0;
+    allowed_path['?'] = allowed_path['#'] = allowed_query['#'] = 0;
     allowed_path['\\'] = allowed_query['\\'] = allowed_fragment['\\'] = 0;
     allowed_userinfo['%'] = allowed_host['%'] = allowed_userinfo['\\'] = allowed_host['\\'] = 0;
     Py_XSETREF(ResultType, Py_NewRef(result));
