@@ -145,6 +145,10 @@ static struct {
     PyObject *colon_port; /* ":80": drop-default-port's text before */
     PyObject *spelled[1 << SCHEME_MAX]; /* "HTTp": its text before, by which letters are
                                            capitals (bit k: letter k), made on first use */
+    /* "http://" as the first 8 bytes of a target hold it, for a scheme of up to 5 letters
+     * (mask: 0xFF on its bytes, 0 on those after it; fold: 0x20 on its letters, which an "or"
+     * lowercases) */
+    uint64_t word, mask, fold;
 } schemes[SCHEMES_MAX];
 static int nschemes;
 static PyObject *empty_str, *colon_str, *slash_str, *user_str, *password_str;
@@ -155,6 +159,12 @@ static PyObject *empty_tuple;   /* (): most targets' findings, a clean one's edi
 static unsigned char allowed_path[256], allowed_query[256], allowed_fragment[256];
 static unsigned char allowed_userinfo[256], allowed_host[256];
 static unsigned char unreserved[256], unreserved_2396[256];
+/* Each component's table (the scheme and the port have none: the host's stands in) */
+static const unsigned char *const allowed_in[C_COUNT] = {
+    [C_SCHEME] = allowed_host, [C_USERINFO] = allowed_userinfo, [C_HOST] = allowed_host,
+    [C_PORT] = allowed_host,   [C_PATH] = allowed_path,         [C_QUERY] = allowed_query,
+    [C_FRAGMENT] = allowed_fragment,
+};
 static int ready;
 
 /* result.FOLD_AFTER and pipeline.RULES's order, from setup(): a component's character edits
@@ -274,6 +284,7 @@ typedef struct {
     int nfindings;
     Buf out;                 /* the canonical target, written component by component */
     Py_ssize_t pos;          /* where the next step reads the input */
+    Py_ssize_t scan_end;     /* where scan_chars stopped: its end, or a "#" ending a query */
     int origin;              /* origin-form (no scheme and authority) */
     int authority;           /* authority-form: the target is all authority (RFC 9112 §3.2.3) */
     int scheme;              /* its index in schemes[]; -1: none (origin- or authority-form) */
@@ -459,31 +470,19 @@ fail:
  * takes was taken size / (made per target) targets ago; a slot still in use is left to its
  * holder.  A Result kept here keeps its edits: its ring is short (2), so that theirs (64) finds
  * them let go of when it comes round. */
-#define POOL_SIZE 64
+#define POOL_SIZE 64       /* a power of 2, as RESULT_POOL_SIZE: pooled() wraps with a mask */
+#define RESULT_POOL_SIZE 2
 #define POOL_TEXT_MAX 256
 typedef struct {
     PyObject *slot[POOL_SIZE];
-    int next, size;
+    int next;
 } Pool;
-static Pool edit_pool = {.size = POOL_SIZE}, finding_pool = {.size = POOL_SIZE};
-static Pool result_pool = {.size = 2};
+static Pool edit_pool, finding_pool, result_pool; /* rings of POOL_SIZE, POOL_SIZE, RESULT_POOL_SIZE */
 
-static PyObject *pooled(Pool *pool, PyObject *type, Py_ssize_t n, PyObject **items) {
-    PyObject **slot = &pool->slot[pool->next];
-    pool->next = pool->next + 1 == pool->size ? 0 : pool->next + 1; /* no division */
-    PyObject *o = *slot;
-    if (o && Py_REFCNT(o) == 1 && Py_TYPE(o) == (PyTypeObject *)type) {
-        for (Py_ssize_t i = 0; i < n; i++) {
-            if (!items[i]) goto fail;
-        }
-        for (Py_ssize_t i = 0; i < n; i++) { /* each old item let go after its place is taken */
-            PyObject *old = PyTuple_GET_ITEM(o, i);
-            PyTuple_SET_ITEM(o, i, items[i]);
-            Py_DECREF(old);
-        }
-        return Py_NewRef(o); /* untracked when it was made */
-    }
-    o = named(type, n, items);
+/* pooled() where the slot's one is still in use (or none is there yet): a new one, which takes
+ * the slot. */
+static PyObject *pooled_new(PyObject **slot, PyObject *type, Py_ssize_t n, PyObject **items) {
+    PyObject *o = named(type, n, items);
     if (!o) return NULL;
     for (Py_ssize_t i = 0; i < n; i++) { /* a long text is not kept alive past its Result */
         PyObject *item = PyTuple_GET_ITEM(o, i);
@@ -491,9 +490,30 @@ static PyObject *pooled(Pool *pool, PyObject *type, Py_ssize_t n, PyObject **ite
     }
     Py_XSETREF(*slot, Py_NewRef(o));
     return o;
-fail:
-    for (Py_ssize_t i = 0; i < n; i++) Py_XDECREF(items[i]);
-    return NULL;
+}
+
+/* A type(*items) of n stolen items from pool, a ring of size slots; items[i] may be NULL (an
+ * exception) only where bit i of nullable is set.  Inlined in its callers, with n, size and
+ * nullable constants: its loops unrolled, and no test left of an item that cannot be NULL. */
+static inline PyObject *pooled(Pool *pool, int size, PyObject *type, Py_ssize_t n,
+                               unsigned nullable, PyObject **items) {
+    PyObject **slot = &pool->slot[pool->next];
+    pool->next = (pool->next + 1) & (size - 1); /* size: a power of 2 */
+    PyObject *o = *slot;
+    if (!o || Py_REFCNT(o) != 1 || Py_TYPE(o) != (PyTypeObject *)type)
+        return pooled_new(slot, type, n, items);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if ((nullable >> i & 1) && !items[i]) {
+            for (Py_ssize_t k = 0; k < n; k++) Py_XDECREF(items[k]);
+            return NULL;
+        }
+    }
+    for (Py_ssize_t i = 0; i < n; i++) { /* each old item let go after its place is taken */
+        PyObject *old = PyTuple_GET_ITEM(o, i);
+        PyTuple_SET_ITEM(o, i, items[i]);
+        Py_DECREF(old);
+    }
+    return Py_NewRef(o); /* untracked when it was made */
 }
 
 /* Strings made once, for the texts most edits hold (hostile and dirty input alike): every
@@ -615,58 +635,85 @@ static PyObject *rules_name(unsigned bits) {
     return name;
 }
 
-/* The tuple (edits: k = 2, findings: k = 3) of the Result that make_result's pooled() is about
- * to refill, when it may be refilled in place rather than let go of and made again (a tuple's
- * making and its freeing were a tenth of a dirty target's cost): of n items (the empty tuple is
- * shared), its only reference that Result's, whose only one is its pool's.  Nobody else can see
- * it then, so that its items may change; its refill is that of its Result, postponed.  CPython
- * 3.14 caches a tuple's hash in it, which a refill would leave stale: there, no refill. */
-static PyObject *reusable(int k, Py_ssize_t n) {
-#if PY_VERSION_HEX >= 0x030E0000
-    (void)k;
-    (void)n;
-    return NULL;
-#else
+/* Tuples of edits (spare[0]) and of findings (spare[1]) of Results let go of, one of each size
+ * up to SPARE_MAX, their items let go of too (NULL), for the next Results to fill: a tuple's
+ * making and its freeing were a tenth of a dirty target's cost.  set_aside() takes them from the
+ * Result that make_result's pooled() is about to refill, when nobody else can see them: the
+ * Result's only reference its pool's, the tuple's only one that Result's.  CPython 3.14 caches
+ * a tuple's hash in it, which a refill would leave stale: there, none is set aside. */
+#define SPARE_MAX 8
+static PyObject *spare[2][SPARE_MAX + 1];
+
+static void set_aside(void) {
+#if PY_VERSION_HEX < 0x030E0000
     PyObject *r = result_pool.slot[result_pool.next];
-    if (n == 0 || !r || Py_REFCNT(r) != 1 || Py_TYPE(r) != (PyTypeObject *)ResultType) return NULL;
-    PyObject *t = PyTuple_GET_ITEM(r, k);
-    if (Py_REFCNT(t) != 1 || !PyTuple_CheckExact(t) || PyTuple_GET_SIZE(t) != n) return NULL;
-    return Py_NewRef(t); /* still untracked, as it was made */
+    if (!r || Py_REFCNT(r) != 1 || Py_TYPE(r) != (PyTypeObject *)ResultType) return;
+    for (int k = 0; k < 2; k++) {
+        PyObject *t = PyTuple_GET_ITEM(r, k + 2);
+        if (Py_REFCNT(t) != 1 || !PyTuple_CheckExact(t)) continue;
+        Py_ssize_t n = PyTuple_GET_SIZE(t);
+        if (n == 0 || n > SPARE_MAX || spare[k][n]) continue;
+        PyTuple_SET_ITEM(r, k + 2, Py_NewRef(empty_tuple)); /* the Result's, until its refill */
+        for (Py_ssize_t i = 0; i < n; i++) { /* a Result's tuple is full: no NULL in it */
+            PyObject *item = PyTuple_GET_ITEM(t, i);
+            PyTuple_SET_ITEM(t, i, NULL);
+            Py_DECREF(item);
+        }
+        spare[k][n] = t; /* still untracked, as it was made */
+    }
 #endif
 }
 
-/* t[i] = o (stolen), t new or reusable()'s: an old item let go after its place is taken. */
-static inline void tuple_put(PyObject *t, Py_ssize_t i, PyObject *o) {
-    PyObject *old = PyTuple_GET_ITEM(t, i);
-    PyTuple_SET_ITEM(t, i, o);
-    Py_XDECREF(old);
+/* A tuple of n items (k: 0 edits, 1 findings) to fill, all NULL: one set aside, or a new one. */
+static inline PyObject *tuple_for(int k, Py_ssize_t n) {
+    if (n <= SPARE_MAX && spare[k][n]) {
+        PyObject *t = spare[k][n];
+        spare[k][n] = NULL;
+        return t;
+    }
+    return PyTuple_New(n);
 }
+
+/* The items of an Edit that may be NULL: its rule (a folded name, made), its offsets (made above
+ * SMALL_INTS) and its text before (made); its component and its text after never are.  A
+ * Finding's: its offset, detail, count and offsets; a Result's: url, edits and findings. */
+#define EDIT_NULLABLE (1u << 0 | 1u << 2 | 1u << 3 | 1u << 4)
+#define FINDING_NULLABLE (1u << 2 | 1u << 3 | 1u << 4 | 1u << 5)
+#define RESULT_NULLABLE (1u << 1 | 1u << 2 | 1u << 3)
 
 static PyObject *freeze_edits(State *st) {
     if (st->nedits == 0) return Py_NewRef(empty_tuple); /* shared: nothing to untrack */
-    PyObject *t = reusable(2, st->nedits);
-    if (!t && !(t = PyTuple_New(st->nedits))) return NULL;
+    PyObject *t = tuple_for(0, st->nedits);
+    if (!t) return NULL;
     /* No collection while a million edits are made: each would walk the edits made so far, and
      * none of them can be garbage yet.  Collections resume after, as the allocator counts them. */
     int gc_was_on = st->nedits > 1000 ? PyGC_Disable() : 0;
-    for (Py_ssize_t i = 0; i < st->nedits; i++) {
+    Py_ssize_t i;
+    for (i = 0; i < st->nedits; i++) {
         EditRec *e = &st->edits[i];
         PyObject *items[6];
         items[0] = rules_name(e->rules);
         items[1] = Py_NewRef(component_str[e->component]);
         items[2] = offset_int(e->start);
         items[3] = offset_int(e->end);
-        /* its texts taken from the record (state_free finds NULL there): no reference more */
+        /* its texts taken from the record: no reference more */
         items[4] = e->before ? e->before
                              : input_str(st->target, st->kind, st->data, e->start, e->end);
         items[5] = e->after;
-        e->before = e->after = NULL;
-        PyObject *edit = pooled(&edit_pool, EditType, 6, items);
-        if (!edit) { Py_CLEAR(t); break; }
-        tuple_put(t, i, edit);
+        PyObject *edit = pooled(&edit_pool, POOL_SIZE, EditType, 6, EDIT_NULLABLE, items);
+        if (!edit) break;
+        PyTuple_SET_ITEM(t, i, edit);
     }
     if (gc_was_on) PyGC_Enable();
-    return untracked(t);
+    /* The records' texts are the edits' now (a failed pooled() let go of its items): none is
+     * left for state_free, which then has no loop to run. */
+    if (i == st->nedits) {
+        st->nedits = 0;
+        return untracked(t);
+    }
+    for (Py_ssize_t k = 0; k <= i; k++) st->edits[k].before = st->edits[k].after = NULL;
+    Py_DECREF(t);
+    return NULL;
 }
 
 /* Finding.offsets: () for one occurrence, else where the first MAX_OFFSETS are. */
@@ -688,23 +735,31 @@ static PyObject *offsets_tuple(const FindRec *f) {
 
 static PyObject *freeze_findings(State *st) {
     if (st->nfindings == 0) return Py_NewRef(empty_tuple);
-    PyObject *t = reusable(3, st->nfindings);
-    if (!t && !(t = PyTuple_New(st->nfindings))) return NULL;
-    for (int i = 0; i < st->nfindings; i++) {
+    PyObject *t = tuple_for(1, st->nfindings);
+    if (!t) return NULL;
+    int i;
+    for (i = 0; i < st->nfindings; i++) {
         FindRec *f = &st->findings[i];
         PyObject *items[6];
         items[0] = Py_NewRef(finding_str[f->rule]);
         items[1] = Py_NewRef(component_str[f->component]);
         items[2] = offset_int(f->offset);
-        items[3] = f->detail ? Py_NewRef(f->detail)
+        /* its detail taken from the record: no reference more */
+        items[3] = f->detail ? f->detail
                              : input_str(st->target, st->kind, st->data, f->dstart, f->dend);
         items[4] = offset_int(f->count);
         items[5] = offsets_tuple(f);
-        PyObject *finding = pooled(&finding_pool, FindingType, 6, items);
-        if (!finding) { Py_DECREF(t); return NULL; }
-        tuple_put(t, i, finding);
+        PyObject *finding = pooled(&finding_pool, POOL_SIZE, FindingType, 6, FINDING_NULLABLE, items);
+        if (!finding) break;
+        PyTuple_SET_ITEM(t, i, finding);
     }
-    return untracked(t);
+    if (i == st->nfindings) { /* as freeze_edits: nothing left for state_free */
+        st->nfindings = 0;
+        return untracked(t);
+    }
+    for (int k = 0; k <= i; k++) st->findings[k].detail = NULL;
+    Py_DECREF(t);
+    return NULL;
 }
 
 /* ---- characters */
@@ -932,11 +987,7 @@ static inline int decode_trick(int b) {
  * marks, C_PATH), the pass ends at the first "?" or "#" (neither is allowed in a path). */
 static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf *out,
                       PathMarks *path) {
-    const unsigned char *allowed = component == C_PATH       ? allowed_path
-                                   : component == C_QUERY    ? allowed_query
-                                   : component == C_FRAGMENT ? allowed_fragment
-                                   : component == C_USERINFO ? allowed_userinfo
-                                                             : allowed_host;
+    const unsigned char *allowed = allowed_in[component];
     const unsigned char *unres = (st->flags & FL_UNRESERVED_2396) ? unreserved_2396 : unreserved;
     int decode = st->flags & FL_DECODE, upper = st->flags & FL_UPPER;
     int slash_rules = st->flags & FL_SLASH_RULES;
@@ -947,23 +998,33 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
     Py_ssize_t trick_end = s, utf8_end = s; /* utf8_end: past the last valid escaped UTF-8 */
     Py_ssize_t raw_end = s;                 /* past the last raw overlong pair */
     if (buf_reserve(out, e - s) < 0) return FAIL;
-    const Py_UCS1 *s1 = st->s1;
+    /* The target, read from locals: the stores through out->p may alias st's fields, which
+     * would be read again after each one. */
+    const Py_UCS1 *const s1 = st->s1;
+    const int kind = st->kind;
+    const void *const data = st->data;
+#define SCH(i) (s1 ? (Py_UCS4)s1[i] : PyUnicode_READ(kind, data, (i)))
     Py_ssize_t i;
     for (i = s; i < e; i++) {
-        Py_UCS4 c = CH(st, i);
+        Py_UCS4 c = SCH(i);
         if (c < 256 && allowed[c]) { /* a run of characters allowed here, copied as it is */
             Py_ssize_t j = i + 1;
             Py_ssize_t from = out->n;
-            if (s1) {
+            if (s1) { /* copied as it is read: room for all the rest of the input, at most */
+                if (buf_reserve(out, e - i) < 0) return FAIL;
+                char *o = out->p + out->n; /* where s1[i] goes, s1[j] at o[j - i] */
+                o[0] = (char)c;
                 while (j + 4 <= e && allowed[s1[j]] & allowed[s1[j + 1]] & allowed[s1[j + 2]] &
-                                         allowed[s1[j + 3]])
-                    j += 4; /* four at a time: fewer tests per character */
-                while (j < e && allowed[s1[j]]) j++;
-                if (buf_put(out, (const char *)s1 + i, j - i) < 0) return FAIL;
+                                         allowed[s1[j + 3]]) {
+                    memcpy(o + (j - i), s1 + j, 4); /* four at a time: fewer tests per character */
+                    j += 4;
+                }
+                for (; j < e && allowed[s1[j]]; j++) o[j - i] = (char)s1[j];
+                out->n += j - i;
             } else {
-                while (j < e && (c = CH(st, j)) < 256 && allowed[c]) j++;
+                while (j < e && (c = SCH(j)) < 256 && allowed[c]) j++;
                 if (buf_reserve(out, j - i) < 0) return FAIL;
-                for (Py_ssize_t k = i; k < j; k++) out->p[out->n++] = (char)CH(st, k);
+                for (Py_ssize_t k = i; k < j; k++) out->p[out->n++] = (char)SCH(k);
             }
             if (st->host_lower) /* the text lowercase-host left, which this pass reads */
                 for (Py_ssize_t k = from; k < out->n; k++)
@@ -977,7 +1038,7 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
              * decode-unreserved decodes ("%7E", "%41").  None of findings._ESCAPE_TRICKS
              * ("%25" "%u" "%00" "%0D" "%0A"), no decode trick, no UTF-8 and no path mark is an
              * unreserved byte but "." ("%2E": escaped-dot), which takes the general way. */
-            int hi = hexval(CH(st, i + 1)), lo = hi >= 0 ? hexval(CH(st, i + 2)) : -1;
+            int hi = hexval(SCH(i + 1)), lo = hi >= 0 ? hexval(SCH(i + 2)) : -1;
             int byte = lo >= 0 ? hi << 4 | lo : -1; /* no shift of -1 (undefined in C) */
             if (byte >= 0 && byte < 128 && byte != '.' && unres[byte]) {
                 enc[0] = (char)(st->host_lower && byte >= 'A' && byte <= 'Z' ? byte | 0x20 : byte);
@@ -994,8 +1055,8 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
                 add_finding(st, rule, component, i, i, i + n);
                 trick_end = i + n;
             }
-            int hi = i + 2 < e ? hexval(CH(st, i + 1)) : -1;
-            int lo = hi >= 0 ? hexval(CH(st, i + 2)) : -1;
+            int hi = i + 2 < e ? hexval(SCH(i + 1)) : -1;
+            int lo = hi >= 0 ? hexval(SCH(i + 2)) : -1;
             if (path && decode_trick(lo < 0 ? -1 : hi << 4 | lo)) path->trick = 1;
             if (lo < 0) {
                 if (st->flags & FL_STRICT) /* RFC 3986 §2.4 */
@@ -1041,7 +1102,7 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
                 enc[0] = '%';
                 enc[1] = HEX[hi];
                 enc[2] = HEX[lo];
-                Py_UCS4 h1 = CH(st, i + 1), h2 = CH(st, i + 2);
+                Py_UCS4 h1 = SCH(i + 1), h2 = SCH(i + 2);
                 if (upper && ((char)h1 != enc[1] || (char)h2 != enc[2])) {
                     if (char_edit(st, R_UPPER, component, i, i + 3, out->n, 3) < 0) return FAIL;
                 } else {
@@ -1055,6 +1116,7 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
         }
         if (c < 128) {
             if (path && (c == '?' || c == '#')) break; /* the path's end */
+            if (c == '#' && component == C_QUERY) break; /* the query's (RFC 3986 §3.4) */
             if (path && c == '\\') {
                 if (slash_rules) return decline(st, D_SLASH_RULE_BACKSLASH);
                 if (path->backslash < 0) path->backslash = i;
@@ -1080,7 +1142,7 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
                                  PyUnicode_FromString("non-ASCII character"));
         if (tricks && i >= raw_end) { /* findings._RAW_ODD */
             if (c >= 0xDC80 && c <= 0xDCFF) { /* a raw byte that was no UTF-8 */
-                Py_UCS4 next = i + 1 < e ? CH(st, i + 1) : 0;
+                Py_UCS4 next = i + 1 < e ? SCH(i + 1) : 0;
                 if ((c == 0xDCC0 || c == 0xDCC1) && next >= 0xDC80 && next <= 0xDCBF) {
                     add_finding(st, F_OVERLONG, component, i, i, i + 2); /* RFC 3629 §10 */
                     raw_end = i + 2;
@@ -1125,6 +1187,8 @@ static int scan_chars(State *st, int component, Py_ssize_t s, Py_ssize_t e, Buf 
             buf_put(out, enc, 3 * n) < 0)
             return FAIL;
     }
+#undef SCH
+    st->scan_end = i;
     if (path) path->end = i;
     return OK;
 }
@@ -1279,19 +1343,26 @@ static inline int hex4(const Py_UCS4 *u) {
  * (findings._LAX: "\xc0\xae" is "."), then "\\" as "/".  Returns out's length. */
 static Py_ssize_t lax_decode(const Py_UCS4 *in, Py_ssize_t n, Py_UCS4 *out) {
     Py_ssize_t k = 0;
+    int lax = 0; /* a character the second loop may change: "\\", or one from U+DCC0 on */
     for (Py_ssize_t i = 0; i < n;) {
+        Py_UCS4 c = in[i];
         int v;
-        if (in[i] == '%' && n - i >= 6 && (in[i + 1] | 0x20) == 'u' && (v = hex4(in + i + 2)) >= 0) {
-            out[k++] = (Py_UCS4)v;
+        if (c != '%') {
+            i++;
+        } else if (n - i >= 6 && (in[i + 1] | 0x20) == 'u' && (v = hex4(in + i + 2)) >= 0) {
+            c = (Py_UCS4)v;
             i += 6;
-        } else if (in[i] == '%' && n - i >= 3 && hexval(in[i + 1]) >= 0 && hexval(in[i + 2]) >= 0) {
+        } else if (n - i >= 3 && hexval(in[i + 1]) >= 0 && hexval(in[i + 2]) >= 0) {
             v = hexval(in[i + 1]) << 4 | hexval(in[i + 2]);
-            out[k++] = (Py_UCS4)(v < 0x80 ? v : 0xDC00 + v);
+            c = (Py_UCS4)(v < 0x80 ? v : 0xDC00 + v);
             i += 3;
         } else {
-            out[k++] = in[i++];
+            i++;
         }
+        lax |= c == '\\' || c >= 0xDCC0;
+        out[k++] = c;
     }
+    if (!lax) return k; /* the second loop would copy every character as it is */
     Py_ssize_t m = 0;
     for (Py_ssize_t i = 0; i < k;) { /* in place: the output never runs ahead of the input */
         Py_UCS4 c = out[i];
@@ -1637,28 +1708,63 @@ static inline int same_name(const char *name, const char *p, Py_ssize_t n) {
     return 1;
 }
 
+/* The target starts with schemes[k] "://", its letters capitals where cased has a bit (bit j:
+ * letter j): lowercase-scheme (RFC 3986 §6.2.2.1) when any is, then the scheme written out. */
+static int scheme_found(State *st, int k, unsigned cased) {
+    Py_ssize_t n = schemes[k].n;
+    st->scheme = k;
+    if (cased) {
+        if (!(st->flags & FL_LOWER_SCHEME)) return decline(st, D_SCHEME);
+        PyObject **before = &schemes[k].spelled[cased];
+        if (!*before) *before = target_slice(st, 0, n);
+        if (!*before ||
+            whole_edit(st, R_LOWER_SCHEME, C_SCHEME, 0, n, Py_NewRef(*before),
+                       Py_NewRef(schemes[k].name_str)) < 0)
+            return FAIL;
+    }
+    if (buf_put(&st->out, schemes[k].name, n) < 0 || buf_put(&st->out, "://", 3) < 0) return FAIL;
+    st->pos = n + 3;
+    return OK;
+}
+
+/* Which of the letters p[0:n] (n <= 8) are capitals, bit j for letter j, from upper: 0x20 in
+ * each byte of the target's first word that is a capital, 0 elsewhere.  Little-endian, byte j
+ * of the word is its bits 8j..8j+7: one multiplication gathers bit 5 of each byte into the top
+ * byte (the partial products are distinct powers of 2: no carries), else a loop. */
+static inline unsigned capitals(uint64_t upper, const Py_UCS1 *p, Py_ssize_t n) {
+#if PY_LITTLE_ENDIAN
+    (void)p;
+    (void)n;
+    return (unsigned)(((upper >> 5) * UINT64_C(0x0102040810204080)) >> 56);
+#else
+    (void)upper;
+    unsigned cased = 0;
+    for (Py_ssize_t j = 0; j < n; j++) cased |= (unsigned)!(p[j] & 0x20) << j;
+    return cased;
+#endif
+}
+
 /* RFC 3986 §3.1 scheme "://", the scheme one of policy.DEFAULT_PORTS (http, https, ws, wss);
  * lowercase-scheme (§6.2.2.1). */
 static int step_scheme(State *st) {
     char sch[SCHEME_MAX];
     Py_ssize_t n = 0, i = 0, len = st->len;
-    if (st->s1) { /* most targets: a lowercase scheme, as it stays, in a loop without a branch */
+    if (st->s1 && len >= 8) { /* most targets: their first 8 bytes against each scheme "://" */
         const Py_UCS1 *p = st->s1;
-        if (len > 4 && p[0] == 'h' && p[1] == 't' && p[2] == 't' && p[3] == 'p')
-            n = 4; /* what most targets start with, read at once */
-        while (n < len && n < SCHEME_MAX - 1 && p[n] >= 'a' && p[n] <= 'z') n++;
-        if (n > 0 && n + 2 < len && p[n] == ':' && p[n + 1] == '/' && p[n + 2] == '/') {
-            for (int k = 0; k < nschemes; k++) {
-                if (schemes[k].n == n && same_name(schemes[k].name, (const char *)p, n)) {
-                    st->scheme = k;
-                    st->pos = n + 3;
-                    return buf_put(&st->out, (const char *)p, n + 3) < 0 ? FAIL : OK;
-                }
+        uint64_t word;
+        memcpy(&word, p, 8);
+        for (int k = 0; k < nschemes; k++) {
+            /* x | 0x20 is a lowercase letter only for a letter x; a capital lacks 0x20 */
+            if (((word | schemes[k].fold) & schemes[k].mask) != schemes[k].word) continue;
+            if ((word & schemes[k].mask) == schemes[k].word) { /* lowercase, as it stays */
+                st->scheme = k;
+                st->pos = schemes[k].n + 3;
+                return buf_put(&st->out, (const char *)p, st->pos) < 0 ? FAIL : OK;
             }
+            return scheme_found(st, k, capitals(~word & schemes[k].fold, p, schemes[k].n));
         }
-        n = 0; /* anything else: the full reading below, which says why it declines */
     }
-    unsigned cased = 0; /* bit k: letter k is a capital */
+    unsigned cased = 0; /* anything else: the full reading, which says why it declines */
     while (i < len && n < SCHEME_MAX) {
         Py_UCS4 c = CH(st, i);
         if (c == ':') break;
@@ -1670,25 +1776,9 @@ static int step_scheme(State *st) {
     if (n == 0 || i + 2 >= len || CH(st, i) != ':' || CH(st, i + 1) != '/' ||
         CH(st, i + 2) != '/')
         return decline(st, D_RELATIVE);
-    for (int k = 0; k < nschemes; k++) {
-        if (schemes[k].n == n && same_name(schemes[k].name, sch, n)) {
-            st->scheme = k;
-            break;
-        }
-    }
-    if (st->scheme < 0) return decline(st, D_OTHER_SCHEME);
-    if (cased) {
-        if (!(st->flags & FL_LOWER_SCHEME)) return decline(st, D_SCHEME);
-        PyObject **before = &schemes[st->scheme].spelled[cased];
-        if (!*before) *before = target_slice(st, 0, n);
-        if (!*before ||
-            whole_edit(st, R_LOWER_SCHEME, C_SCHEME, 0, n, Py_NewRef(*before),
-                       Py_NewRef(schemes[st->scheme].name_str)) < 0)
-            return FAIL;
-    }
-    if (buf_put(&st->out, sch, n) < 0 || buf_put(&st->out, "://", 3) < 0) return FAIL;
-    st->pos = i + 3;
-    return OK;
+    for (int k = 0; k < nschemes; k++)
+        if (schemes[k].n == n && same_name(schemes[k].name, sch, n)) return scheme_found(st, k, cased);
+    return decline(st, D_OTHER_SCHEME);
 }
 
 /* lowercase-host (RFC 3986 §6.2.2.1) on target[hs:he], written to the output, as
@@ -1712,18 +1802,32 @@ static int lowercase_host(State *st, Py_ssize_t hs, Py_ssize_t he, int ldh, int 
         return OK;
     }
     if (ldh) { /* the common case: one edit for the whole name */
-        if (kind == PyUnicode_1BYTE_KIND) { /* a loop without a branch, which gcc vectorizes */
+        if (kind == PyUnicode_1BYTE_KIND) {
             const Py_UCS1 *p = (const Py_UCS1 *)data + hs;
-            for (Py_ssize_t k = 0; k < he - hs; k++)
-                o[k] = (char)(p[k] | ((unsigned)(p[k] - 'A') < 26) << 5);
+            Py_ssize_t n = he - hs, k = 0;
+            for (; k + 8 <= n; k += 8) { /* eight letters at a time, in a word */
+                uint64_t w, high = UINT64_C(0x8080808080808080);
+                memcpy(&w, p + k, 8);
+                /* The name is ASCII (letters, digits, "-", "."): no byte's sum below carries
+                 * into the next.  Bit 7 of byte + 0x3F: byte >= 'A'; of byte + 0x25: > 'Z'. */
+                uint64_t upper = (w + UINT64_C(0x3F3F3F3F3F3F3F3F)) &
+                                 ~(w + UINT64_C(0x2525252525252525)) & high;
+                w |= upper >> 2; /* 0x80 >> 2: 0x20, the bit a capital lacks */
+                memcpy(o + k, &w, 8);
+            }
+            for (; k < n; k++) o[k] = (char)(p[k] | ((unsigned)(p[k] - 'A') < 26) << 5);
         } else {
             for (Py_ssize_t k = hs; k < he; k++) {
                 Py_UCS4 c = PyUnicode_READ(kind, data, k);
                 *o++ = (char)(c >= 'A' && c <= 'Z' ? c | 0x20 : c);
             }
         }
-        if (char_edit(st, R_LOWER_HOST, C_HOST, hs, he, out_host, he - hs) < 0) return FAIL;
-        return finish_afters(st, first, out);
+        /* the host's first edit: no other of its component to merge with, and its text after
+         * made here rather than by finish_afters' loop */
+        if (new_char_edit(st, R_LOWER_HOST, C_HOST, hs, he, out_host, he - hs) < 0) return FAIL;
+        EditRec *e = &st->edits[st->nedits - 1];
+        e->after = after_str(out->p + out_host, he - hs);
+        return e->after ? OK : FAIL;
     }
     for (Py_ssize_t k = hs; k <= he; k++) {
         Py_UCS4 c = k < he ? CH(st, k) : 0;
@@ -1825,8 +1929,10 @@ static int rewrite_host(State *st, int rule, Py_ssize_t hs, Py_ssize_t he, Py_ss
 }
 
 /* strip-host-dot (RFC 1034 §3.1) and numeric-host (WHATWG URL §4.4) on the host just written
- * from out_host on; numeric-host's finding whether or not the rule is on. */
-static int host_dot_and_number(State *st, Py_ssize_t hs, Py_ssize_t he, Py_ssize_t out_host) {
+ * from out_host on; numeric-host's finding whether or not the rule is on.  digits: the host may
+ * hold a digit (0: it holds none, so that it ends in no number, most names). */
+static int host_dot_and_number(State *st, Py_ssize_t hs, Py_ssize_t he, Py_ssize_t out_host,
+                               int digits) {
     Buf *out = &st->out;
     const char *p = out->p + out_host;
     Py_ssize_t n = out->n - out_host, kept = n;
@@ -1835,7 +1941,7 @@ static int host_dot_and_number(State *st, Py_ssize_t hs, Py_ssize_t he, Py_ssize
         if (rewrite_host(st, R_STRIP_DOT, hs, he, out_host, p, kept) < 0) return FAIL;
         n = kept;
     }
-    if (!ends_in_number(p, n)) return OK;
+    if (!digits || !ends_in_number(p, n)) return OK;
     char dotted[16];
     int k = parse_ipv4(p, n, dotted);
     if (k == -2) return decline(st, D_INT_PREFIX);
@@ -1848,8 +1954,9 @@ static int host_dot_and_number(State *st, Py_ssize_t hs, Py_ssize_t he, Py_ssize
 }
 
 /* The classes of the characters of a reg-name host (RFC 3986 §3.2.2), from setup(): each one a
- * host may have none of, so that one "or" over its characters tells them all. */
-enum { H_DISALLOWED = 1, H_NON_LDH = 2, H_UPPER = 4, H_INVALID = 8, H_NON_ASCII = 16 };
+ * host may have none of, so that one "or" over its characters tells them all.  (Bits 5 and 6
+ * are authority_class's marks.) */
+enum { H_DISALLOWED = 1, H_NON_LDH = 2, H_UPPER = 4, H_INVALID = 8, H_NON_ASCII = 16, H_DIGIT = 128 };
 static unsigned char host_class[256];
 
 /* lowercase-host (§6.2.2.1) on a name the character rules then rewrite (escapes, characters to
@@ -1933,7 +2040,10 @@ static int step_host(State *st, Py_ssize_t hs, Py_ssize_t he) {
         if (rc == OK) rc = scan(st, C_HOST, hs, he, &st->out);
         st->host_lower = 0;
     }
-    return rc == OK ? host_dot_and_number(st, hs, he, out_host) : rc;
+    /* the name as written is the input's, lowercased, unless the character rules rewrote it
+     * (a decoded "%31" is a digit) */
+    int digits = (any & H_DIGIT) || (any & H_DISALLOWED);
+    return rc == OK ? host_dot_and_number(st, hs, he, out_host, digits) : rc;
 }
 
 /* ipaddress.IPv4Address's grammar on target[s:e]: four decimal octets up to 255, without
@@ -2091,8 +2201,9 @@ static int step_port(State *st, Py_ssize_t colon, Py_ssize_t pe) {
     return OK;
 }
 
-/* The characters authority_marks stops at, as bits above host_class's (AM_MARKS): all others
- * are skipped in a tight loop, which gathers their host_class bits on the way. */
+/* The characters authority_marks stops at, as bits 5 and 6, which host_class leaves free
+ * (AM_MARKS): all others are skipped in a tight loop, which gathers their host_class bits on
+ * the way. */
 enum { AM_END = 1 << 5, AM_AT = 2 << 5, AM_COLON = 3 << 5, AM_MARKS = 3 << 5 };
 static unsigned char authority_class[256]; /* host_class, and the marks: from setup() */
 
@@ -2294,11 +2405,13 @@ done:
 
 /* RFC 3986 §3.4 query: the character rules (the query rules run in driver.py after this). */
 static int step_query(State *st) {
-    Py_ssize_t qs = st->pos + 1, qe = find(st, '#', qs, st->len);
-    if (qe < 0) qe = st->len;
+    Py_ssize_t first = st->nedits;
     if (buf_putc(&st->out, '?') < 0) return FAIL;
-    st->pos = qe;
-    return scan(st, C_QUERY, qs, qe, &st->out);
+    /* the character pass ends at the first "#" itself, and says where: no pass to find it */
+    int rc = scan_chars(st, C_QUERY, st->pos + 1, st->len, &st->out, NULL);
+    if (rc != OK) return rc;
+    st->pos = st->scan_end;
+    return finish_afters(st, first, &st->out);
 }
 
 /* RFC 3986 §3.5 fragment: strip-fragment, or the character rules. */
@@ -2337,6 +2450,7 @@ static int steps(State *st, int form) {
 static PyObject *make_result(State *st) {
     PyObject *items[4];
     Py_ssize_t len = st->len;
+    set_aside();
     items[0] = Py_NewRef(st->target);
     /* Nothing rewritten: the output is the input, which is then returned itself. */
     int same = st->nedits == 0 && PyUnicode_IS_ASCII(st->target) && st->out.n == len &&
@@ -2344,7 +2458,7 @@ static PyObject *make_result(State *st) {
     items[1] = same ? Py_NewRef(st->target) : ascii_str(st->out.p, st->out.n);
     items[2] = freeze_edits(st);
     items[3] = freeze_findings(st);
-    return pooled(&result_pool, ResultType, 4, items);
+    return pooled(&result_pool, RESULT_POOL_SIZE, ResultType, 4, RESULT_NULLABLE, items);
 }
 
 /* A State for target (NULL: a target of ASCII bytes, data) of len characters of kind. */
@@ -2986,16 +3100,17 @@ static PyObject *twin_setup(PyObject *self, PyObject *args) {
         host_class[c] = (unsigned char)((allowed_host[c] && c != '%' && c != '\\' ? 0 : H_DISALLOWED) |
                                         (ldh ? 0 : H_NON_LDH) | (c >= 'A' && c <= 'Z' ? H_UPPER : 0) |
                                         (c == ':' || c == '[' ? H_INVALID : 0) |
-                                        (c >= 128 ? H_NON_ASCII : 0));
+                                        (c >= 128 ? H_NON_ASCII : 0) |
+                                        (c >= '0' && c <= '9' ? H_DIGIT : 0));
         authority_class[c] = (unsigned char)(host_class[c] | (c == '/' || c == '?' || c == '#' ? AM_END
                                                               : c == '@'                       ? AM_AT
                                                               : c == ':'                       ? AM_COLON
                                                                                                : 0));
     }
     /* "%" and "\\" are never allowed raw, nor "?" and "#" in a path (RFC 3986 §3.3: they end
-     * it): the scanner's branches rely on it. */
+     * it), nor "#" in a query (§3.4): the scanner's branches rely on it. */
     allowed_path['%'] = allowed_query['%'] = allowed_fragment['%'] = 0;
-    allowed_path['?'] = allowed_path['#'] = 0;
+    allowed_path['?'] = allowed_path['#'] = allowed_query['#'] = 0;
     allowed_path['\\'] = allowed_query['\\'] = allowed_fragment['\\'] = 0;
     allowed_userinfo['%'] = allowed_host['%'] = allowed_userinfo['\\'] = allowed_host['\\'] = 0;
     Py_XSETREF(ResultType, Py_NewRef(result));
@@ -3037,6 +3152,18 @@ static PyObject *twin_setup(PyObject *self, PyObject *args) {
         schemes[nschemes].port = Py_NewRef(value);
         schemes[nschemes].name_str = name_str;
         schemes[nschemes].colon_port = colon_port;
+        unsigned char word[8] = {0}, mask[8] = {0}, fold[8] = {0};
+        if (n + 3 <= 8) { /* else mask and word differ in every byte: no target matches */
+            memcpy(word, name, (size_t)n);
+            memcpy(word + n, "://", 3);
+            memset(mask, 0xFF, (size_t)n + 3);
+            memset(fold, 0x20, (size_t)n);
+        } else {
+            word[0] = 1;
+        }
+        memcpy(&schemes[nschemes].word, word, 8);
+        memcpy(&schemes[nschemes].mask, mask, 8);
+        memcpy(&schemes[nschemes].fold, fold, 8);
         nschemes++;
     }
     ready = 1;
