@@ -232,9 +232,10 @@ static PyObject *ascii_str(const char *s, Py_ssize_t n) {
     return o;
 }
 
-/* The value of each ASCII hex digit, -1 for every other character: one load where three
- * ranges were tested (an escape's two digits are read for most edits of a dirty target). */
-static const signed char HEX_VALUE[128] = {
+/* The value of each ASCII hex digit, -1 for every other character below 256: one load where
+ * three ranges were tested (an escape's two digits are read for most edits of a dirty target),
+ * and no range test at all for a byte (a one-byte target's character, an output byte). */
+static const signed char HEX_VALUE[256] = {
     -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
     -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
     -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
@@ -243,10 +244,18 @@ static const signed char HEX_VALUE[128] = {
     -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
     -1, 10, 11, 12, 13, 14, 15, -1, -1, -1, -1, -1, -1, -1, -1, -1,
     -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
 };
 
 static inline int hexval(Py_UCS4 c) {
-    return c < 128 ? HEX_VALUE[c] : -1;
+    return c < 256 ? HEX_VALUE[c] : -1;
 }
 
 /* ---- edits and findings, recorded as rules.Edits and findings.add record them */
