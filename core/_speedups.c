@@ -138,7 +138,8 @@ static PyObject *ResultType, *EditType, *FindingType, *InvalidTargetType;
 #define SCHEME_MAX 8
 #define SCHEMES_MAX 8
 static struct {
-    char name[SCHEME_MAX];
+    char name[SCHEME_MAX + 3]; /* the scheme's n letters and "://" after them (no NUL): one
+                                  copy writes both (RFC 3986 §3: scheme ":" "//" authority) */
     Py_ssize_t n;
     PyObject *port;       /* the default port, "80" */
     PyObject *name_str;   /* the scheme, lowercase: lowercase-scheme's text after */
@@ -1731,7 +1732,7 @@ static int scheme_found(State *st, int k, unsigned cased) {
                        Py_NewRef(schemes[k].name_str)) < 0)
             return FAIL;
     }
-    if (buf_put(&st->out, schemes[k].name, n) < 0 || buf_put(&st->out, "://", 3) < 0) return FAIL;
+    if (buf_put(&st->out, schemes[k].name, n + 3) < 0) return FAIL;
     st->pos = n + 3;
     return OK;
 }
@@ -3157,6 +3158,7 @@ static PyObject *twin_setup(PyObject *self, PyObject *args) {
             return NULL;
         }
         memcpy(schemes[nschemes].name, name, (size_t)n);
+        memcpy(schemes[nschemes].name + n, "://", 3);
         schemes[nschemes].n = n;
         schemes[nschemes].port = Py_NewRef(value);
         schemes[nschemes].name_str = name_str;
