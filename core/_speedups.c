@@ -2415,13 +2415,11 @@ done:
 
 /* RFC 3986 §3.4 query: the character rules (the query rules run in driver.py after this). */
 static int step_query(State *st) {
-    Py_ssize_t first = st->nedits;
     if (buf_putc(&st->out, '?') < 0) return FAIL;
     /* the character pass ends at the first "#" itself, and says where: no pass to find it */
-    int rc = scan_chars(st, C_QUERY, st->pos + 1, st->len, &st->out, NULL);
-    if (rc != OK) return rc;
-    st->pos = st->scan_end;
-    return finish_afters(st, first, &st->out);
+    int rc = scan(st, C_QUERY, st->pos + 1, st->len, &st->out);
+    if (rc == OK) st->pos = st->scan_end;
+    return rc;
 }
 
 /* RFC 3986 §3.5 fragment: strip-fragment, or the character rules. */
