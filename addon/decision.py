@@ -417,7 +417,7 @@ def signed(request: Request) -> bool:
     target counts: controls or spaces are never forwarded, signed or not."""
     raw = request.target
     # no query, no signature in it (RFC 3986 §3.4): most targets, told without a call.  The
-    # byte as an int, as `may_carry_signature` says why.
+    # byte as an int, as core.surt._ia says why.
     in_query = b"?"[0] in raw and may_carry_signature(raw)
     if not in_query and request.authorization is None:
         return False  # the common case, decided without parsing or scanning the target

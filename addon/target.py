@@ -119,7 +119,7 @@ def check_target(
     ``host`` is where an origin-form target was sent, for parameter specs scoped by host.
     """
     try:
-        if fragment_policy is not None and b"#"[0] in raw:  # an int: see may_carry_signature
+        if fragment_policy is not None and b"#"[0] in raw:  # an int: core.surt._ia says why
             canonicalize(raw, fragment_policy, form=form, host=host)
         result = canonicalize(raw, policy, form=form, host=host)
     except InvalidTarget as e:

@@ -221,24 +221,40 @@ def url_py() -> Callable[[str], object] | None:
     return parse
 
 
-def throughput_table(sets: dict[str, list[str]], rounds: int) -> None:
+def contenders() -> dict[str, Callable[[str], object]]:
+    """urlsan, and url-py when it is installed."""
     found: dict[str, Callable[[str], object]] = {"urlsan": lambda u: canonicalize(u).url}
     peer = url_py()
     if peer is not None:
         found["url-py"] = peer
-    best = {(name, who): 0.0 for name in sets for who in found}
+    return found
+
+
+def best_rates(
+    sets: dict[str, list[str]], found: dict[str, Callable[[str], object]], rounds: int
+) -> dict[tuple[str, str], float]:
+    """URLs/s of each contender on each non-empty set, the best of ``rounds`` rounds, each round
+    running every set and contender in turn so that drift of the machine hits all alike."""
+    best = {(name, who): 0.0 for name, urls in sets.items() if urls for who in found}
     for _ in range(rounds):
         for name, urls in sets.items():
             for who, fn in found.items():
-                best[name, who] = max(best[name, who], len(urls) / run(fn, urls))
+                if urls:
+                    best[name, who] = max(best[name, who], len(urls) / run(fn, urls))
+    return best
+
+
+def throughput_table(sets: dict[str, list[str]], rounds: int) -> None:
+    found = contenders()
+    best = best_rates(sets, found, rounds)
     print(f"\nthroughput, URLs/s (best of {rounds} interleaved rounds)")
     print(f"{'set':<8}" + "".join(f"{who:>14}" for who in found) + f"{'ratio':>9}")
     for name in sets:
         line = f"{name:<8}" + "".join(f"{best[name, who]:>14,.0f}" for who in found)
-        if peer is not None:
+        if "url-py" in found:
             line += f"{best[name, 'urlsan'] / best[name, 'url-py']:>8.2f}x"
         print(line)
-    if peer is None:
+    if "url-py" not in found:
         print("url-py is not installed (pip install -e '.[peers]')")
 
 
@@ -254,30 +270,23 @@ def class_of(url: str) -> str:
 def classes_table(urls: list[str], rounds: int) -> None:
     """The time per URL of each class of ``urls``, each class timed alone (its rounds
     interleaved with url-py's), with its share of the URLs and of urlsan's time."""
-    peer = url_py()
-    if peer is None:
+    found = contenders()
+    if "url-py" not in found:
         return
     groups: dict[str, list[str]] = {name: [] for name in CLASSES}
     for u in urls:
         groups[class_of(u)].append(u)
-    found = {"urlsan": lambda u: canonicalize(u).url, "url-py": peer}
-    best = {(name, who): float("inf") for name in CLASSES for who in found}
-    for _ in range(rounds):
-        for name, group in groups.items():
-            for who, fn in found.items():
-                if group:
-                    best[name, who] = min(best[name, who], run(fn, group) / len(group))
-    total = sum(best[name, "urlsan"] * len(groups[name]) for name in CLASSES if groups[name])
+    best = best_rates(groups, found, rounds)
+    present = [name for name in CLASSES if groups[name]]
+    total = sum(len(groups[name]) / best[name, "urlsan"] for name in present)
     print(f"\nwhere the dirty set's time goes (each class timed alone, best of {rounds} rounds)")
     print(f"{'URLs':<16}{'share':>7}{'urlsan ns':>11}{'url-py ns':>11}{'ratio':>8}{'time':>7}")
-    for name, group in groups.items():
-        if not group:
-            continue
-        ours, theirs = best[name, "urlsan"], best[name, "url-py"]
-        share = 100 * ours * len(group) / total
+    for name in present:
+        ours, theirs = best[name, "urlsan"], best[name, "url-py"]  # URLs/s
+        share = 100 * len(groups[name]) / ours / total
         print(
-            f"{name:<16}{100 * len(group) / len(urls):>6.1f}%{ours * 1e9:>11,.0f}"
-            f"{theirs * 1e9:>11,.0f}{theirs / ours:>7.2f}x{share:>6.0f}%"
+            f"{name:<16}{100 * len(groups[name]) / len(urls):>6.1f}%{1e9 / ours:>11,.0f}"
+            f"{1e9 / theirs:>11,.0f}{ours / theirs:>7.2f}x{share:>6.0f}%"
         )
 
 
